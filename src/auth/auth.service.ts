@@ -1,0 +1,69 @@
+import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { AppError } from '../errors.js';
+import { constantTimeEqualHex, sha256Hex } from '../lib/secret-box.js';
+import type { Clock } from '../lib/clock.js';
+import type { OrgsRepository } from '../orgs/orgs.repository.js';
+import { keyLookup } from '../orgs/orgs.service.js';
+import type { Principal } from './principal.js';
+
+export interface JwtSettings {
+  issuer?: string;
+  audience?: string;
+  jwksUrl: string;
+  orgClaim: string;
+}
+
+/** Successful key lookups are cached briefly: auth sits on every request's hot path. */
+const CACHE_TTL_MS = 10_000;
+const CACHE_MAX = 10_000;
+
+export class AuthService {
+  private readonly cache = new Map<string, { principal: Principal; until: number }>();
+  private readonly jwks?: JWTVerifyGetKey;
+
+  constructor(
+    private readonly orgs: OrgsRepository,
+    private readonly clock: Clock,
+    private readonly jwt?: JwtSettings,
+  ) {
+    if (jwt) this.jwks = createRemoteJWKSet(new URL(jwt.jwksUrl));
+  }
+
+  /** 401 when nothing is presented, 403 when what is presented is wrong. */
+  async authenticate(creds: { apiKey?: string; bearer?: string }): Promise<Principal> {
+    if (creds.apiKey) return this.byApiKey(creds.apiKey);
+    if (creds.bearer) return this.byJwt(creds.bearer);
+    throw new AppError('unauthenticated', 'API key not specified');
+  }
+
+  async byApiKey(key: string): Promise<Principal> {
+    const lookup = keyLookup(key);
+    const hit = this.cache.get(lookup);
+    const now = this.clock.now();
+    if (hit && hit.until > now) return hit.principal;
+    const row = await this.orgs.findKeyByLookup(lookup);
+    if (!row || row.revokedAt !== null || !constantTimeEqualHex(row.keyHash, sha256Hex(key))) {
+      throw new AppError('forbidden', 'Invalid API key');
+    }
+    const principal: Principal = { organizationId: row.organizationId, kind: 'api_key', subject: row.id };
+    if (this.cache.size >= CACHE_MAX) this.cache.clear();
+    this.cache.set(lookup, { principal, until: now + CACHE_TTL_MS });
+    return principal;
+  }
+
+  private async byJwt(token: string): Promise<Principal> {
+    if (!this.jwt || !this.jwks) throw new AppError('forbidden', 'Invalid API key');
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, this.jwks, { issuer: this.jwt.issuer, audience: this.jwt.audience }));
+    } catch {
+      throw new AppError('forbidden', 'Invalid API key');
+    }
+    const claim = payload[this.jwt.orgClaim];
+    if (typeof claim !== 'string' || !claim) throw new AppError('forbidden', 'Invalid API key');
+    // The claim may carry the organization id or its name.
+    const org = (await this.orgs.findOrgById(claim)) ?? (await this.orgs.findOrgByName(claim));
+    if (!org) throw new AppError('forbidden', 'Invalid API key');
+    return { organizationId: org.id, kind: 'jwt', subject: String(payload.sub ?? 'jwt') };
+  }
+}

@@ -1,0 +1,125 @@
+import { z } from 'zod';
+
+/** The only reader of process.env. Everything else receives a frozen Config. */
+
+const ROLES = ['api', 'webhooks', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
+const boolish = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined ? undefined : /^(1|true|yes|on)$/i.test(v)));
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const EnvSchema = z.object({
+  AGENTRY_HOST: z.string().default('127.0.0.1'),
+  AGENTRY_API_PORT: port.default(8080),
+  AGENTRY_WEBHOOK_PORT: port.default(8081),
+  AGENTRY_PUBLIC_API_URL: z.string().url().optional(),
+  AGENTRY_PUBLIC_WEBHOOK_URL: z.string().url().optional(),
+  AGENTRY_DATA_DIR: z.string().default('./.agentry'),
+  DATABASE_URL: z.string().optional(),
+  AGENTRY_BOOTSTRAP_API_KEY: z.string().min(16).optional(),
+  AGENTRY_MASTER_KEY: z.string().optional(),
+  AGENTRY_EGRESS_ALLOW: z.string().default(''),
+  AGENTRY_ROLES: z.string().default('api,webhooks,worker'),
+  AGENTRY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  AGENTRY_JWT_ISSUER: z.string().optional(),
+  AGENTRY_JWT_AUDIENCE: z.string().optional(),
+  AGENTRY_JWT_JWKS_URL: z.string().url().optional(),
+  AGENTRY_JWT_ORG_CLAIM: z.string().default('org_id'),
+  AGENTRY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  AGENTRY_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
+  AGENTRY_SYNC_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
+  AGENTRY_SCHEMA_NODE_BUDGET: z.coerce.number().int().min(100).default(5000),
+  AGENTRY_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
+  AGENTRY_MAX_REQUEST_BYTES: z.coerce.number().int().min(1).default(100 * 1024 * 1024),
+  AGENTRY_BLOB_STORE: z.enum(['local', 's3']).default('local'),
+  AGENTRY_S3_ENDPOINT: z.string().optional(),
+  AGENTRY_S3_BUCKET: z.string().optional(),
+  AGENTRY_S3_REGION: z.string().default('us-east-1'),
+  AGENTRY_S3_ACCESS_KEY_ID: z.string().optional(),
+  AGENTRY_S3_SECRET_ACCESS_KEY: z.string().optional(),
+  AGENTRY_METRICS: boolish,
+});
+
+export interface Config {
+  host: string;
+  apiPort: number;
+  webhookPort: number;
+  /** Undefined until the listener is bound when the port is 0; use publicApiUrl() after start. */
+  publicApiUrl?: string;
+  publicWebhookUrl?: string;
+  dataDir: string;
+  databaseUrl?: string;
+  bootstrapApiKey?: string;
+  masterKey?: string;
+  egressAllow: string[];
+  roles: ReadonlySet<Role>;
+  logLevel: string;
+  jwt?: { issuer?: string; audience?: string; jwksUrl: string; orgClaim: string };
+  worker: { concurrency: number; leaseMs: number };
+  syncTimeoutMs: number;
+  schemaNodeBudget: number;
+  files: { maxFileBytes: number; maxRequestBytes: number };
+  blob: {
+    kind: 'local' | 's3';
+    s3?: { endpoint?: string; bucket: string; region: string; accessKeyId?: string; secretAccessKey?: string };
+  };
+  /** Environment values that providers may read for server-level LLM credentials (OPENAI_API_KEY, ...). */
+  providerEnv: Readonly<Record<string, string>>;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const roles = e.AGENTRY_ROLES.split(',').map((r) => r.trim()).filter(Boolean);
+  for (const r of roles) {
+    if (!(ROLES as readonly string[]).includes(r)) throw new Error(`Invalid configuration: unknown role "${r}" in AGENTRY_ROLES`);
+  }
+  const providerEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v && /_(API_KEY|API_TOKEN|ACCOUNT_ID|ACCESS_KEY_ID|SECRET_ACCESS_KEY|REGION|RESOURCE_NAME)$/.test(k)) providerEnv[k] = v;
+  }
+  const config: Config = {
+    host: e.AGENTRY_HOST,
+    apiPort: e.AGENTRY_API_PORT,
+    webhookPort: e.AGENTRY_WEBHOOK_PORT,
+    publicApiUrl: e.AGENTRY_PUBLIC_API_URL?.replace(/\/+$/, ''),
+    publicWebhookUrl: e.AGENTRY_PUBLIC_WEBHOOK_URL?.replace(/\/+$/, ''),
+    dataDir: e.AGENTRY_DATA_DIR,
+    databaseUrl: e.DATABASE_URL || undefined,
+    bootstrapApiKey: e.AGENTRY_BOOTSTRAP_API_KEY,
+    masterKey: e.AGENTRY_MASTER_KEY,
+    egressAllow: e.AGENTRY_EGRESS_ALLOW.split(',').map((s) => s.trim()).filter(Boolean),
+    roles: new Set(roles as Role[]),
+    logLevel: e.AGENTRY_LOG_LEVEL,
+    jwt: e.AGENTRY_JWT_JWKS_URL
+      ? { issuer: e.AGENTRY_JWT_ISSUER, audience: e.AGENTRY_JWT_AUDIENCE, jwksUrl: e.AGENTRY_JWT_JWKS_URL, orgClaim: e.AGENTRY_JWT_ORG_CLAIM }
+      : undefined,
+    worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, leaseMs: e.AGENTRY_TASK_LEASE_MS },
+    syncTimeoutMs: e.AGENTRY_SYNC_TIMEOUT_MS,
+    schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,
+    files: { maxFileBytes: e.AGENTRY_MAX_FILE_BYTES, maxRequestBytes: e.AGENTRY_MAX_REQUEST_BYTES },
+    blob: {
+      kind: e.AGENTRY_BLOB_STORE,
+      s3: e.AGENTRY_S3_BUCKET
+        ? {
+            endpoint: e.AGENTRY_S3_ENDPOINT,
+            bucket: e.AGENTRY_S3_BUCKET,
+            region: e.AGENTRY_S3_REGION,
+            accessKeyId: e.AGENTRY_S3_ACCESS_KEY_ID,
+            secretAccessKey: e.AGENTRY_S3_SECRET_ACCESS_KEY,
+          }
+        : undefined,
+    },
+    providerEnv,
+    ...overrides,
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,92 @@
+import { join } from 'node:path';
+import type { Config } from './config.js';
+import { openDatabase, type Db } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { createLogger, type Logger } from './lib/logger.js';
+import { resolveMasterKey } from './lib/master-key.js';
+import { SecretBox } from './lib/secret-box.js';
+import { PublicUrls } from './lib/urls.js';
+import { AuthService } from './auth/auth.service.js';
+import { OrgsRepository } from './orgs/orgs.repository.js';
+import { OrgsService } from './orgs/orgs.service.js';
+
+/** A background component of the worker role (task runner, indexer). */
+export interface Startable {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root: every service is built here with plain constructors, and nowhere else.
+ * Each domain adds its services in its own section below and its fields to this interface.
+ */
+export interface Container {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  urls: PublicUrls;
+  secretBox: SecretBox;
+  orgs: OrgsService;
+  auth: AuthService;
+  /** Started by the worker role. */
+  background: Startable[];
+  close(): Promise<void>;
+}
+
+export interface ContainerOptions {
+  clock?: Clock;
+  log?: Logger;
+}
+
+export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? createLogger(config.logLevel);
+  const db = openDatabase({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'agentry.db') });
+  await migrate(db);
+  const urls = new PublicUrls();
+  urls.api = config.publicApiUrl ?? `http://localhost:${config.apiPort}`;
+  urls.webhook = config.publicWebhookUrl ?? `http://localhost:${config.webhookPort}`;
+  const secretBox = new SecretBox(resolveMasterKey(config.masterKey, config.dataDir));
+
+  // --- organizations and authentication
+  const orgsRepo = new OrgsRepository(db);
+  const orgs = new OrgsService(orgsRepo, clock);
+  const auth = new AuthService(orgsRepo, clock, config.jwt);
+
+  const background: Startable[] = [];
+
+  // --- agents (issue 2)
+
+  // --- connectors (issue 5)
+
+  // --- tasks and runtime (issue 3)
+
+  // --- files and webhooks (issue 4)
+
+  // --- tool kinds: custom functions, MCP, skills (issue 6)
+
+  // --- knowledge bases (issue 7)
+
+  if (config.bootstrapApiKey) {
+    const org = await orgs.ensureOrganization('default');
+    await orgs.registerKey(org.id, config.bootstrapApiKey, 'bootstrap');
+  }
+
+  return {
+    config,
+    db,
+    clock,
+    log,
+    urls,
+    secretBox,
+    orgs,
+    auth,
+    background,
+    async close() {
+      for (const b of background) await b.stop();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,7 @@
+/**
+ * The Kysely database type: the union of every domain's tables.
+ * Each domain declares its tables in `<domain>.tables.ts`; add one `extends` here.
+ */
+import type { CoreTables } from '../orgs/orgs.tables.js';
+
+export interface Database extends CoreTables {}

@@ -1,0 +1,68 @@
+/**
+ * Services throw AppError with a closed code; one table maps codes to HTTP status.
+ * The HTTP layer is the only place that knows about status codes.
+ */
+
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+export const ERROR_STATUS = {
+  validation: 422,
+  bad_request: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  gone: 410,
+  too_large: 413,
+  unsupported_media: 415,
+  rate_limited: 429,
+  unavailable: 503,
+  upstream: 502,
+  timeout: 504,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly issues?: ValidationIssue[];
+  /** Seconds, for 429 and 503 answers. */
+  readonly retryAfter?: number;
+
+  constructor(code: ErrorCode, message: string, opts: { issues?: ValidationIssue[]; retryAfter?: number; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.issues = opts.issues;
+    this.retryAfter = opts.retryAfter;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  static notFound(kind: string): AppError {
+    return new AppError('not_found', `${kind} not found`);
+  }
+
+  /** A single 422 issue, e.g. `AppError.invalid(['body','name'], 'Agent name already exists')`. */
+  static invalid(loc: (string | number)[], msg: string, type = 'value_error'): AppError {
+    const text = type === 'value_error' && !msg.startsWith('Value error') ? `Value error, ${msg}` : msg;
+    return new AppError('validation', msg, { issues: [{ loc, msg: text, type }] });
+  }
+
+  static validation(issues: ValidationIssue[]): AppError {
+    return new AppError('validation', issues[0]?.msg ?? 'Validation error', { issues });
+  }
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
+}

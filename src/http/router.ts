@@ -1,0 +1,131 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { AppError, type ValidationIssue } from '../errors.js';
+import type { Principal } from '../auth/principal.js';
+import { zodIssuesToDetail } from './validation.js';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type Schema = z.ZodType | undefined;
+type Out<S extends Schema> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteSpec<B extends Schema, Q extends Schema, P extends Schema> {
+  method: Method;
+  /** Fastify path syntax: /v1/agents/:agent_id */
+  url: string;
+  summary: string;
+  tags?: string[];
+  body?: B;
+  query?: Q;
+  params?: P;
+  /** Documented success status; the handler may still set another on the reply. */
+  status?: number;
+  /** For the OpenAPI document only. */
+  response?: z.ZodType;
+  /** Routes under /v1 require a principal unless this is false. */
+  auth?: boolean;
+}
+
+export interface RouteContext<B extends Schema, Q extends Schema, P extends Schema> {
+  principal: Principal;
+  body: Out<B>;
+  query: Out<Q>;
+  params: Out<P>;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface DocumentedRoute {
+  method: Method;
+  url: string;
+  summary: string;
+  tags: string[];
+  body?: z.ZodType;
+  query?: z.ZodType;
+  params?: z.ZodType;
+  status: number;
+  response?: z.ZodType;
+  auth: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+/**
+ * Thin typed routing over Fastify: validates body, query and path with zod (collecting every issue into one 422),
+ * hands the handler typed values and the principal, and records the route for GET /openapi.json.
+ */
+export class Router {
+  readonly routes: DocumentedRoute[] = [];
+
+  constructor(private readonly app: FastifyInstance) {}
+
+  route<B extends Schema = undefined, Q extends Schema = undefined, P extends Schema = undefined>(
+    spec: RouteSpec<B, Q, P>,
+    handler: (ctx: RouteContext<B, Q, P>) => Promise<unknown> | unknown,
+  ): void {
+    const auth = spec.auth ?? spec.url.startsWith('/v1/');
+    const status = spec.status ?? 200;
+    this.routes.push({ ...spec, tags: spec.tags ?? [], status, auth });
+    this.app.route({
+      method: spec.method,
+      url: spec.url,
+      config: { auth },
+      handler: async (request, reply) => {
+        const issues: ValidationIssue[] = [];
+        const params = parsePart(spec.params, request.params, 'path', issues);
+        const query = parsePart(spec.query, request.query, 'query', issues);
+        const body = parsePart(spec.body, request.body, 'body', issues);
+        if (issues.length) throw AppError.validation(issues);
+        const result = await handler({
+          principal: request.principal as Principal,
+          body: body as Out<B>,
+          query: query as Out<Q>,
+          params: params as Out<P>,
+          request,
+          reply,
+        });
+        if (reply.sent || result === reply) return reply;
+        if (reply.statusCode === 200 && status !== 200) reply.code(status);
+        return result;
+      },
+    });
+  }
+}
+
+function parsePart(schema: z.ZodType | undefined, value: unknown, loc: string, issues: ValidationIssue[]): unknown {
+  if (!schema) return undefined;
+  const r = schema.safeParse(value, { reportInput: true });
+  if (r.success) return r.data;
+  issues.push(...zodIssuesToDetail(r.error.issues, [loc]));
+  return undefined;
+}
+
+/** Query-string helpers: values arrive as strings. */
+export const qs = {
+  int: (min: number, max: number, def: number) => z.coerce.number().int().min(min).max(max).default(def),
+  bool: () =>
+    z
+      .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', 'True', 'False'])])
+      .transform((v) => v === true || (typeof v === 'string' && /^(true|1|yes)$/i.test(v))),
+};
+
+/** Standard list paging: page >= 1 (default 1), per_page 1..50 (default 20). */
+export const PageQuery = z.object({
+  page: qs.int(1, 1_000_000, 1),
+  per_page: qs.int(1, 50, 20),
+});
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  per_page: number;
+  total_pages: number;
+}
+
+export function pageOf<T>(items: T[], total: number, page: number, perPage: number): Page<T> {
+  return { items, total, page, per_page: perPage, total_pages: Math.ceil(total / perPage) };
+}

@@ -1,0 +1,108 @@
+import type { z } from 'zod';
+import type { ValidationIssue } from '../errors.js';
+
+/**
+ * Maps zod issues to the Pydantic v2 error list the xpander API answers with:
+ * `{loc, msg, type}` where `type` is a Pydantic error type name.
+ */
+
+const TYPE_NAMES: Record<string, [string, string]> = {
+  string: ['string_type', 'Input should be a valid string'],
+  number: ['float_type', 'Input should be a valid number'],
+  int: ['int_type', 'Input should be a valid integer'],
+  bigint: ['int_type', 'Input should be a valid integer'],
+  boolean: ['bool_type', 'Input should be a valid boolean'],
+  object: ['dict_type', 'Input should be a valid dictionary'],
+  record: ['dict_type', 'Input should be a valid dictionary'],
+  array: ['list_type', 'Input should be a valid list'],
+  tuple: ['tuple_type', 'Input should be a valid tuple'],
+  date: ['datetime_type', 'Input should be a valid datetime'],
+  null: ['none_required', 'Input should be None'],
+};
+
+const quote = (v: unknown) => (typeof v === 'string' ? `'${v}'` : String(v));
+const orList = (vals: unknown[]) =>
+  vals.length <= 1 ? vals.map(quote).join('') : `${vals.slice(0, -1).map(quote).join(', ')} or ${quote(vals[vals.length - 1])}`;
+
+function plural(n: number | bigint, word: string): string {
+  return `${n} ${word}${Number(n) === 1 ? '' : 's'}`;
+}
+
+export function zodIssuesToDetail(issues: readonly z.core.$ZodIssue[], prefix: (string | number)[]): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  for (const issue of issues) {
+    const loc = [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+    const input = (issue as { input?: unknown }).input;
+    switch (issue.code) {
+      case 'invalid_type': {
+        if (input === undefined) {
+          out.push({ loc, msg: 'Field required', type: 'missing' });
+        } else {
+          const [type, msg] = TYPE_NAMES[issue.expected] ?? ['value_error', issue.message];
+          out.push({ loc, msg, type, input });
+        }
+        break;
+      }
+      case 'unrecognized_keys':
+        for (const key of issue.keys) out.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+        break;
+      case 'invalid_value': {
+        const values = issue.values as unknown[];
+        const type = values.length === 1 ? 'literal_error' : 'enum';
+        out.push({ loc, msg: `Input should be ${orList(values)}`, type, input, ctx: { expected: orList(values) } });
+        break;
+      }
+      case 'too_small': {
+        const min = issue.minimum;
+        if (issue.origin === 'string') out.push({ loc, msg: `String should have at least ${plural(min, 'character')}`, type: 'string_too_short', input });
+        else if (issue.origin === 'array' || issue.origin === 'set')
+          out.push({ loc, msg: `List should have at least ${plural(min, 'item')} after validation`, type: 'too_short', input });
+        else if (issue.inclusive === false) out.push({ loc, msg: `Input should be greater than ${min}`, type: 'greater_than', input });
+        else out.push({ loc, msg: `Input should be greater than or equal to ${min}`, type: 'greater_than_equal', input });
+        break;
+      }
+      case 'too_big': {
+        const max = issue.maximum;
+        if (issue.origin === 'string') out.push({ loc, msg: `String should have at most ${plural(max, 'character')}`, type: 'string_too_long', input });
+        else if (issue.origin === 'array' || issue.origin === 'set')
+          out.push({ loc, msg: `List should have at most ${plural(max, 'item')} after validation`, type: 'too_long', input });
+        else if (issue.inclusive === false) out.push({ loc, msg: `Input should be less than ${max}`, type: 'less_than', input });
+        else out.push({ loc, msg: `Input should be less than or equal to ${max}`, type: 'less_than_equal', input });
+        break;
+      }
+      case 'invalid_format': {
+        if (issue.format === 'url') out.push({ loc, msg: 'Input should be a valid URL', type: 'url_parsing', input });
+        else if (issue.format === 'regex') out.push({ loc, msg: `String should match pattern '${(issue as { pattern?: string }).pattern ?? ''}'`, type: 'string_pattern_mismatch', input });
+        else if (issue.format === 'uuid') out.push({ loc, msg: 'Input should be a valid UUID', type: 'uuid_parsing', input });
+        else out.push({ loc, msg: `Value error, invalid ${issue.format}`, type: 'value_error', input });
+        break;
+      }
+      case 'invalid_union': {
+        const disc = (issue as { discriminator?: string }).discriminator;
+        if (disc) {
+          const tag = input && typeof input === 'object' ? (input as Record<string, unknown>)[disc] : undefined;
+          if (tag === undefined) out.push({ loc: [...loc, disc], msg: 'Field required', type: 'missing' });
+          else
+            out.push({
+              loc: [...loc, disc],
+              msg: `Input tag ${quote(tag)} found using '${disc}' does not match any of the expected tags`,
+              type: 'union_tag_invalid',
+              input: tag,
+            });
+        } else if (issue.errors.length > 0) {
+          // Report the branch that got furthest (fewest issues): the most useful message for the caller.
+          const best = [...issue.errors].sort((a, b) => a.length - b.length)[0];
+          out.push(...zodIssuesToDetail(best, loc));
+        } else out.push({ loc, msg: 'Input does not match any allowed form', type: 'union_error', input });
+        break;
+      }
+      case 'custom':
+        out.push({ loc, msg: `Value error, ${issue.message}`, type: 'value_error', input });
+        break;
+      default:
+        out.push({ loc, msg: issue.message, type: 'value_error', input });
+    }
+  }
+  // `input` is never echoed: a rejected value may be a credential.
+  return out.map((i) => ({ loc: i.loc, msg: i.msg, type: i.type, ...(i.ctx ? { ctx: i.ctx } : {}) }));
+}

@@ -1,0 +1,47 @@
+import { newId, randomToken } from '../lib/ids.js';
+import { sha256Hex } from '../lib/secret-box.js';
+import type { Clock } from '../lib/clock.js';
+import type { Organization, OrgsRepository } from './orgs.repository.js';
+
+const KEY_PREFIX = 'agk_';
+
+/** The indexed part of a key: enough to find its row, too little to use it. */
+export function keyLookup(key: string): string {
+  return sha256Hex('lookup:' + key).slice(0, 24);
+}
+
+export class OrgsService {
+  constructor(private readonly repo: OrgsRepository, private readonly clock: Clock) {}
+
+  ensureOrganization(name: string): Promise<Organization> {
+    return this.repo.ensureOrg(newId(), name, this.clock.now());
+  }
+
+  getOrganization(id: string): Promise<Organization | undefined> {
+    return this.repo.findOrgById(id);
+  }
+
+  findOrganizationByName(name: string): Promise<Organization | undefined> {
+    return this.repo.findOrgByName(name);
+  }
+
+  /** Creates a key for the organization (creating it if needed). Only the hash is stored. */
+  async createApiKey(orgName: string, keyName: string | null = null): Promise<{ key: string; organization: Organization }> {
+    const organization = await this.ensureOrganization(orgName);
+    const key = KEY_PREFIX + randomToken(32);
+    await this.registerKey(organization.id, key, keyName);
+    return { key, organization };
+  }
+
+  /** Registers a caller-chosen key (the bootstrap key). Idempotent. */
+  async registerKey(organizationId: string, key: string, keyName: string | null): Promise<void> {
+    await this.repo.insertKey({
+      id: newId(),
+      organizationId,
+      lookup: keyLookup(key),
+      keyHash: sha256Hex(key),
+      name: keyName,
+      now: this.clock.now(),
+    });
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The task as the API shows it (CONTRACT section 6). Shared by the tasks service, the runtime,
+ * the webhook receiver and the console: keep it the single definition.
+ */
+
+export const TASK_STATUSES = ['pending', 'executing', 'paused', 'error', 'failed', 'completed', 'stopped'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['error', 'failed', 'completed', 'stopped']);
+
+export const TASK_SOURCES = ['api', 'webhook', 'sub_agent', 'schedule'] as const;
+export type TaskSource = (typeof TASK_SOURCES)[number];
+
+export interface TaskUser {
+  id?: string | null;
+  email?: string | null;
+  first_name?: string | null;
+  last_name?: string | null;
+}
+
+/** A file given to a task: stored by the files domain, referenced here. */
+export interface TaskFile {
+  id: string;
+  name: string;
+  mime_type: string;
+  size: number;
+  /** Presigned URL, valid 30 days. */
+  url: string;
+  /** Extracted text (absent when nothing could be extracted). Injected unless disable_attachment_injection. */
+  text?: string;
+}
+
+export interface TaskTokens {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface Task {
+  id: string;
+  agent_id: string;
+  organization_id: string;
+  agent_version: number | 'draft';
+  input: { text: string; files: TaskFile[]; user: TaskUser | null };
+  status: TaskStatus;
+  source: TaskSource;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  result: string | null;
+  execution_attempts: number;
+  parent_execution: string | null;
+  sub_executions: string[];
+  is_manually_stopped: boolean;
+  additional_context: string | null;
+  output_format: string | null;
+  output_schema: Record<string, unknown> | null;
+  tokens: TaskTokens;
+  llm_model_provider: string | null;
+  llm_model_name: string | null;
+  title: string | null;
+  user_id: string | null;
+}
+
+/** What a caller (API invoke, webhook, sub-agent) asks for. */
+export interface TaskSubmission {
+  organizationId: string;
+  agentId: string;
+  /** Caller-chosen id (1-128 printable characters) to create or continue; generated when absent. */
+  taskId?: string;
+  /** A published version number, 'draft', or undefined for the current published version. */
+  version?: number | 'draft';
+  source: TaskSource;
+  text: string;
+  files?: TaskFile[];
+  user?: TaskUser | null;
+  additionalContext?: string | null;
+  expectedOutput?: string | null;
+  instructionsOverride?: string | null;
+  outputFormat?: string | null;
+  outputSchema?: Record<string, unknown> | null;
+  /** MCP graph item id -> access token, for this run only; never stored. */
+  userTokens?: Record<string, string>;
+  disableAttachmentInjection?: boolean;
+  parentExecution?: string | null;
+}
+
+/** Event envelope of the stream and the trace (CONTRACT section 6). */
+export const EVENT_TYPES = [
+  'task_created',
+  'task_updated',
+  'task_finished',
+  'chunk',
+  'tool_call_request',
+  'tool_call_result',
+  'sub_agent_trigger',
+  'llm_call',
+  'auth_event',
+] as const;
+export type TaskEventType = (typeof EVENT_TYPES)[number];
+
+export interface TaskEvent {
+  type: TaskEventType;
+  task_id: string;
+  organization_id: string;
+  time: string;
+  data: Record<string, unknown>;
+}

@@ -1,0 +1,75 @@
+/**
+ * Tool kinds are variants in two registries (ARCHITECTURE rule 8), each kind one file:
+ *
+ * - create time (agents domain): a `tools` entry of spec 2.3 is validated against the organization and resolved
+ *   into `attached_tools` + `graph` items  -> ToolEntryResolver, registered in src/agents/tool-resolvers/index.ts
+ * - run time (runtime domain): the agent's graph items become LLM tools  -> RuntimeToolProvider, registered in
+ *   src/runtime/tools/index.ts
+ */
+
+export interface AttachedConnector {
+  id: string;
+  operation_ids: string[];
+}
+
+export interface GraphItem {
+  id?: string | null;
+  item_id: string;
+  name?: string | null;
+  type: string;
+  sub_type?: string | null;
+  targets: string[];
+  settings?: Record<string, unknown> | null;
+  is_first?: boolean;
+}
+
+export interface ResolvedToolEntry {
+  attached?: AttachedConnector;
+  graph: GraphItem[];
+}
+
+export interface ToolEntryResolver<E = Record<string, unknown>> {
+  /**
+   * Validates one `tools` entry for the organization and resolves it. Throws AppError.invalid naming the entry
+   * (loc e.g. ['body','tools',3,'connection_id']) when a referenced object does not exist.
+   */
+  resolve(organizationId: string, entry: E, loc: (string | number)[]): Promise<ResolvedToolEntry>;
+}
+
+/** A tool offered to the LLM for one run. */
+export interface RuntimeTool {
+  /** Provider-safe name: ^[a-zA-Z0-9_-]{1,64}$ */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments; top-level type object. */
+  inputSchema: Record<string, unknown>;
+  /** Mutating calls pause a supervised agent for approval (CONTRACT section 6). */
+  mutating: boolean;
+  /** The graph item it came from, for the trace. */
+  graphItemId?: string;
+  execute(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown>;
+}
+
+export interface ToolCallContext {
+  organizationId: string;
+  taskId: string;
+  agentId: string;
+  signal: AbortSignal;
+  /** MCP graph item id -> token, from the invocation (never stored). */
+  userTokens: Record<string, string>;
+}
+
+/** The agent configuration as the runtime sees it (a subset of the stored agent). */
+export interface RunContextAgent {
+  id: string;
+  organization_id: string;
+  graph: GraphItem[];
+  attached_tools: AttachedConnector[];
+  knowledge_bases: { id: string; strategy: string; rw?: boolean }[];
+  [key: string]: unknown;
+}
+
+export interface RuntimeToolProvider {
+  /** Graph item types (and sub_types) this provider handles, e.g. ['tool'], ['mcp'], ['agent']. */
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]>;
+}

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createContainer, type Container } from '../../src/container.js';
+import { buildApiApp } from '../../src/http/api.app.js';
+import { buildWebhookApp } from '../../src/http/webhooks.app.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { createPgDatabase } from './databases.js';
+
+export { TEST_DBS } from './databases.js';
+export type DbKind = 'sqlite' | 'postgres';
+
+export interface TestEnv {
+  kind: DbKind;
+  dataDir: string;
+  /** Environment the app was configured with (reuse it to start more processes on the same database). */
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** A data directory and (for PostgreSQL) a fresh database. */
+export async function createTestEnv(kind: DbKind, extraEnv: Record<string, string> = {}): Promise<TestEnv> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'agentry-test-'));
+  const pgdb = kind === 'postgres' ? await createPgDatabase() : undefined;
+  const env: Record<string, string> = {
+    AGENTRY_DATA_DIR: dataDir,
+    AGENTRY_LOG_LEVEL: process.env.AGENTRY_TEST_LOG_LEVEL ?? 'silent',
+    AGENTRY_MASTER_KEY: 'a'.repeat(64),
+    ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
+    ...extraEnv,
+  };
+  return {
+    kind,
+    dataDir,
+    env,
+    async cleanup() {
+      await pgdb?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestApp {
+  kind: DbKind;
+  c: Container;
+  app: FastifyInstance;
+  webhooks: FastifyInstance;
+  config: Config;
+  testEnv: TestEnv;
+  /** Two organizations with one key each: A is the caller, B the stranger. */
+  keyA: string;
+  keyB: string;
+  orgA: string;
+  orgB: string;
+  /** inject with org A's key unless headers say otherwise */
+  req(method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+/** An in-process app (Fastify inject) on the given database, with two organizations. */
+export async function createTestApp(kind: DbKind, opts: { env?: Record<string, string>; config?: Partial<Config> } = {}): Promise<TestApp> {
+  const testEnv = await createTestEnv(kind, opts.env);
+  const config = loadConfig({ ...testEnv.env, AGENTRY_ROLES: 'api,webhooks' }, opts.config);
+  const c = await createContainer(config, { log: createLogger(testEnv.env.AGENTRY_LOG_LEVEL) });
+  const app = await buildApiApp(c);
+  const webhooks = await buildWebhookApp(c);
+  const a = await c.orgs.createApiKey('org-a', 'test');
+  const b = await c.orgs.createApiKey('org-b', 'test');
+  return {
+    kind,
+    c,
+    app,
+    webhooks,
+    config,
+    testEnv,
+    keyA: a.key,
+    keyB: b.key,
+    orgA: a.organization.id,
+    orgB: b.organization.id,
+    req(method, url, body, headers) {
+      const h: Record<string, string> = { 'x-api-key': a.key, ...(headers ?? {}) };
+      const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      if (payload !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === 'content-type')) h['content-type'] = 'application/json';
+      return app.inject({ method, url, payload, headers: h });
+    },
+    async close() {
+      await app.close();
+      await webhooks.close();
+      for (const bg of c.background) await bg.stop();
+      await c.close();
+      await testEnv.cleanup();
+    },
+  };
+}
+
+/** A real server on ephemeral ports (for socket-level and end-to-end tests). */
+export async function startTestServer(testEnv: TestEnv, env: Record<string, string> = {}): Promise<RunningServer> {
+  const config = loadConfig({ ...testEnv.env, AGENTRY_API_PORT: '0', AGENTRY_WEBHOOK_PORT: '0', ...env });
+  return startServer(config, await createContainer(config, { log: createLogger(testEnv.env.AGENTRY_LOG_LEVEL) }));
+}
