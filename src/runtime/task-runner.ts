@@ -1,0 +1,48 @@
+import type { Task, TaskEvent, TaskSubmission, TaskTokens } from '../tasks/task.types.js';
+
+/**
+ * The seam between the tasks domain (queue, worker, persistence) and the runtime (LLM + tools).
+ * The worker claims a task, builds a RunRequest and calls TaskRunner.run; it persists what comes back.
+ */
+
+/** One message of a task's conversation thread (GET /v1/tasks/{id}/thread). */
+export interface ThreadMessage {
+  role: 'user' | 'assistant' | 'tool' | 'system';
+  content: string;
+  /** Tool calls made by an assistant message, or the call a tool message answers. */
+  tool_calls?: { id: string; name: string; arguments: Record<string, unknown> }[];
+  tool_call_id?: string;
+  created_at: string;
+  /** Which run of the task produced it (a continued conversation has several). */
+  run?: number;
+}
+
+export interface RunRequest {
+  task: Task;
+  /** The agent configuration of the version this task runs (published version or draft). */
+  agent: Record<string, unknown> & { id: string; organization_id: string };
+  /** Earlier messages of this task (continued conversation), oldest first; the runner bounds it by num_history_runs. */
+  history: ThreadMessage[];
+  /** Per-run extras from the submission that are not part of the task record. */
+  extras: Pick<TaskSubmission, 'userTokens' | 'disableAttachmentInjection' | 'instructionsOverride' | 'expectedOutput'>;
+  /** Aborted when the task is stopped or the worker loses its lease. */
+  signal: AbortSignal;
+  /** Appends an event to the trace (and to live subscribers). The runner emits llm_call, tool_call_*, chunk, ... */
+  emit(type: TaskEvent['type'], data: Record<string, unknown>): Promise<void>;
+  /** Supervised agents: resolves true when a person approves the mutating call, false when rejected. */
+  requestApproval(request: { tool: string; arguments: Record<string, unknown> }): Promise<boolean>;
+}
+
+export interface RunOutcome {
+  status: 'completed' | 'failed' | 'error';
+  result: string;
+  tokens: TaskTokens;
+  /** Messages this run added to the thread (user input first). */
+  messages: ThreadMessage[];
+  llm_model_provider: string | null;
+  llm_model_name: string | null;
+}
+
+export interface TaskRunner {
+  run(req: RunRequest): Promise<RunOutcome>;
+}
