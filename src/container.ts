@@ -61,7 +61,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
 
   // --- connectors (issue 5)
 
-  // --- tasks and runtime (issue 3)
+  // --- runtime: LLM providers, tool loop (issue 3)
+
+  // --- tasks: queue, worker, invoke (issue 3)
 
   // --- files and webhooks (issue 4)
 

@@ -105,3 +105,17 @@ export interface TaskEvent {
   time: string;
   data: Record<string, unknown>;
 }
+
+/**
+ * What callers outside the tasks domain (webhook receiver, sub-agent tool, console) use to start and await tasks.
+ * Implemented by the tasks service.
+ */
+export interface TaskSubmitter {
+  /**
+   * Checks the agent (exists in the organization, ACTIVE, version exists), then commits the task as `pending`
+   * (or continues an existing task of the same agent) and returns it. The task is durable when this resolves.
+   */
+  submit(submission: TaskSubmission): Promise<Task>;
+  /** Resolves with the task once it is final (or paused), or as it is when `timeoutMs` passes. */
+  waitForFinal(organizationId: string, taskId: string, timeoutMs: number): Promise<Task>;
+}
