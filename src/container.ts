@@ -10,6 +10,9 @@ import { PublicUrls } from './lib/urls.js';
 import { AuthService } from './auth/auth.service.js';
 import { OrgsRepository } from './orgs/orgs.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
+import { CustomFunctionsRepository } from './custom-functions/custom-functions.repository.js';
+import { CustomFunctionsService } from './custom-functions/custom-functions.service.js';
+import { SandboxPool } from './custom-functions/sandbox.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -30,6 +33,8 @@ export interface Container {
   secretBox: SecretBox;
   orgs: OrgsService;
   auth: AuthService;
+  // tool kinds (issue 6)
+  customFunctions: CustomFunctionsService;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -68,6 +73,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- files and webhooks (issue 4)
 
   // --- tool kinds: custom functions, MCP, skills (issue 6)
+  const sandbox = new SandboxPool();
+  background.push({ start: async () => {}, stop: () => sandbox.close() });
+  const customFunctions = new CustomFunctionsService(new CustomFunctionsRepository(db), sandbox, clock);
 
   // --- knowledge bases (issue 7)
 
@@ -85,6 +93,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     secretBox,
     orgs,
     auth,
+    customFunctions,
     background,
     async close() {
       for (const b of background) await b.stop();

@@ -3,5 +3,6 @@
  * Each domain declares its tables in `<domain>.tables.ts`; add one `extends` here.
  */
 import type { CoreTables } from '../orgs/orgs.tables.js';
+import type { ToolKindsTables } from '../custom-functions/tool-kinds.tables.js';
 
-export interface Database extends CoreTables {}
+export interface Database extends CoreTables, ToolKindsTables {}

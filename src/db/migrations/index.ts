@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 import { core0001 } from './0001_core.js';
+import { toolKinds0006 } from './0006_tool_kinds.js';
 
 /**
  * Forward-only migrations, applied in order on start. Never edit one that has shipped:
@@ -11,4 +12,4 @@ export interface MigrationDef {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
 }
 
-export const migrations: MigrationDef[] = [core0001];
+export const migrations: MigrationDef[] = [core0001, toolKinds0006];
