@@ -10,6 +10,13 @@ import { PublicUrls } from './lib/urls.js';
 import { AuthService } from './auth/auth.service.js';
 import { OrgsRepository } from './orgs/orgs.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
+import { createRuntime, type Runtime } from './runtime/runtime.js';
+import { DEFAULT_ARCHIVE_LIMITS } from './files/archive.js';
+import { LocalBlobStore } from './files/blob-store.js';
+import { FileSigner } from './files/file-signer.js';
+import { createExtractors, OcrEngine } from './files/extractors/index.js';
+import { FilesRepository } from './files/files.repository.js';
+import { FilesService } from './files/files.service.js';
 import { CustomFunctionsRepository } from './custom-functions/custom-functions.repository.js';
 import { CustomFunctionsService } from './custom-functions/custom-functions.service.js';
 import { SandboxPool } from './custom-functions/sandbox.js';
@@ -33,6 +40,10 @@ export interface Container {
   secretBox: SecretBox;
   orgs: OrgsService;
   auth: AuthService;
+  // runtime (issue 3): the TaskRunner, the run-time tool registry, context contributors, LLM resolution
+  runtime: Runtime;
+  // files and webhooks (issue 4)
+  files: FilesService;
   // tool kinds (issue 6)
   customFunctions: CustomFunctionsService;
   /** Started by the worker role. */
@@ -67,10 +78,31 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- connectors (issue 5)
 
   // --- runtime: LLM providers, tool loop (issue 3)
+  const runtime = createRuntime({
+    config,
+    secretBox,
+    clock,
+    log,
+    submitter: () => {
+      throw new Error('Sub-agents need the tasks service, which is not configured');
+    },
+  });
 
   // --- tasks: queue, worker, invoke (issue 3)
 
   // --- files and webhooks (issue 4)
+  const ocr = new OcrEngine();
+  background.push({ start: async () => {}, stop: () => ocr.close() });
+  const files = new FilesService(
+    new FilesRepository(db),
+    new LocalBlobStore(join(config.dataDir, 'files')),
+    new FileSigner(resolveMasterKey(config.masterKey, config.dataDir)),
+    createExtractors(ocr),
+    clock,
+    urls,
+    { ...config.files, archive: DEFAULT_ARCHIVE_LIMITS },
+    log,
+  );
 
   // --- tool kinds: custom functions, MCP, skills (issue 6)
   const sandbox = new SandboxPool();
@@ -93,6 +125,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     secretBox,
     orgs,
     auth,
+    runtime,
+    files,
     customFunctions,
     background,
     async close() {

@@ -44,5 +44,22 @@ export interface RunOutcome {
 }
 
 export interface TaskRunner {
+  /**
+   * Runs the task once. Resolves with the outcome (provider failures and missing credentials are an `error`
+   * outcome whose result says what went wrong). Rejects with RunAbortedError when `signal` aborts (stop, lost
+   * lease): the worker decides what that means. Any other rejection is unexpected (a bug, the database gone).
+   */
   run(req: RunRequest): Promise<RunOutcome>;
+}
+
+/** The run was aborted through RunRequest.signal; carries what the run consumed and said until then. */
+export class RunAbortedError extends Error {
+  constructor(
+    readonly tokens: TaskTokens,
+    readonly messages: ThreadMessage[],
+    readonly reason: unknown,
+  ) {
+    super('The run was aborted');
+    this.name = 'RunAbortedError';
+  }
 }

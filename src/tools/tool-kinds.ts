@@ -1,3 +1,5 @@
+import type { TaskEventType } from '../tasks/task.types.js';
+
 /**
  * Tool kinds are variants in two registries (ARCHITECTURE rule 8), each kind one file:
  *
@@ -57,6 +59,10 @@ export interface ToolCallContext {
   signal: AbortSignal;
   /** MCP graph item id -> token, from the invocation (never stored). */
   userTokens: Record<string, string>;
+  /** Appends an event to the task's trace: sub_agent_trigger, auth_event, ... (tool_call_* are the runner's). */
+  emit(type: TaskEventType, data: Record<string, unknown>): Promise<void>;
+  /** The LLM's id of the call being executed; absent while tools are being built. */
+  toolCallId?: string;
 }
 
 /** The agent configuration as the runtime sees it (a subset of the stored agent). */

@@ -1,0 +1,95 @@
+import type { SecretBox } from '../lib/secret-box.js';
+import { PROVIDER_ADAPTERS, type LLMModelProvider } from './llm-providers.js';
+
+/**
+ * Credential resolution for a run (CONTRACT section 5), first found:
+ *   1. the agent's `llm_credentials` (stored sealed by the agents domain),
+ *   2. the organization secret named by `llm_credentials_key`,
+ *   3. the server environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
+ * The resolved key is never logged nor put in an event; only its source is.
+ */
+
+/** Reads an organization secret in clear (the secrets domain's SecretsService.reveal). */
+export interface OrgSecretReader {
+  reveal(organizationId: string, name: string): Promise<string | null>;
+}
+
+export type CredentialSource = 'agent' | 'organization_secret' | 'environment';
+
+export interface ResolvedCredential {
+  apiKey: string;
+  source: CredentialSource;
+}
+
+export interface CredentialAgentFields {
+  organization_id: string;
+  llm_credentials?: unknown;
+  llm_credentials_key?: unknown;
+}
+
+export class MissingCredentialsError extends Error {
+  constructor(
+    readonly provider: LLMModelProvider,
+    hint: string,
+  ) {
+    super(`No LLM credentials for provider "${provider}": ${hint}`);
+    this.name = 'MissingCredentialsError';
+  }
+}
+
+const SEALED = /^v\d+:/;
+
+export class CredentialResolver {
+  constructor(
+    private readonly secretBox: SecretBox,
+    private readonly env: Readonly<Record<string, string>>,
+    /** Absent until the secrets domain exists; then org secrets are simply not a source. */
+    private readonly secrets?: OrgSecretReader,
+  ) {}
+
+  async resolve(provider: LLMModelProvider, agent: CredentialAgentFields): Promise<ResolvedCredential> {
+    const own = this.fromAgent(agent.llm_credentials);
+    if (own) return { apiKey: own, source: 'agent' };
+
+    const keyName = typeof agent.llm_credentials_key === 'string' ? agent.llm_credentials_key.trim() : '';
+    if (keyName && this.secrets) {
+      const value = await this.secrets.reveal(agent.organization_id, keyName);
+      if (value) return { apiKey: value, source: 'organization_secret' };
+    }
+
+    const envKeys = PROVIDER_ADAPTERS[provider].envKeys;
+    for (const k of envKeys) {
+      if (this.env[k]) return { apiKey: this.env[k], source: 'environment' };
+    }
+
+    const missingSecret = keyName ? `the organization secret "${keyName}" named by llm_credentials_key does not exist; ` : '';
+    throw new MissingCredentialsError(
+      provider,
+      `${missingSecret}set llm_credentials on the agent, store an organization secret (PUT /v1/secrets/{name}) and name it in ` +
+        `llm_credentials_key, or set ${envKeys.join(' or ')} in the server environment`,
+    );
+  }
+
+  /**
+   * The agents domain stores `llm_credentials` as `{name, description, value}` with `value` sealed; a sealed whole
+   * object, or a clear value (an agent record built in memory), is accepted too.
+   */
+  private fromAgent(raw: unknown): string | undefined {
+    if (raw === null || raw === undefined) return undefined;
+    if (typeof raw === 'string') {
+      if (!SEALED.test(raw)) return raw || undefined;
+      const opened = this.secretBox.open(raw);
+      try {
+        return this.fromAgent(JSON.parse(opened));
+      } catch {
+        return opened || undefined;
+      }
+    }
+    if (typeof raw === 'object' && 'value' in raw) {
+      const v = (raw as { value: unknown }).value;
+      if (typeof v !== 'string' || !v || v === '********') return undefined;
+      return SEALED.test(v) ? this.secretBox.open(v) || undefined : v;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,77 @@
+import type { LanguageModel } from 'ai';
+import { CredentialResolver, type CredentialAgentFields, type CredentialSource } from './credentials.js';
+import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider } from './llm-providers.js';
+import { createRetryingFetch, DEFAULT_RETRY_POLICY, type RetryListener, type RetryPolicy } from './retrying-fetch.js';
+
+/** The agent fields that choose and reach a model. */
+export interface LlmAgentFields extends CredentialAgentFields {
+  model_provider?: unknown;
+  model_name?: unknown;
+  llm_api_base?: unknown;
+  llm_extra_headers?: unknown;
+}
+
+export interface ResolvedModel {
+  model: LanguageModel;
+  provider: LLMModelProvider;
+  modelName: string;
+  credentialSource: CredentialSource;
+  /** True when the call goes to the agent's llm_api_base (through the egress policy). */
+  customBase: boolean;
+}
+
+export interface LlmServiceDeps {
+  credentials: CredentialResolver;
+  /** Server environment, for account ids and regions that complete default endpoints. */
+  env: Readonly<Record<string, string>>;
+  /** Transport to the providers' public endpoints. */
+  publicFetch: typeof globalThis.fetch;
+  /** Transport to a user-configured llm_api_base: obeys the egress policy (CONTRACT section 10). */
+  egressFetch: typeof globalThis.fetch;
+  retry?: RetryPolicy;
+  /** The model catalog's default for a provider, used when an agent has no model_name. */
+  defaultModel?: (provider: LLMModelProvider) => string | undefined;
+}
+
+/** The provider the schema defaults to (CONTRACT section 2). */
+export const DEFAULT_PROVIDER: LLMModelProvider = 'anthropic';
+
+/** Chooses provider, model, endpoint, headers and credentials for an agent, and builds the `ai` model. */
+export class LlmService {
+  constructor(private readonly deps: LlmServiceDeps) {}
+
+  /** The provider and model name an agent runs on (before any credential is looked up). */
+  identify(agent: LlmAgentFields): { provider: LLMModelProvider; modelName: string } {
+    const raw = agent.model_provider ?? DEFAULT_PROVIDER;
+    if (!isLlmProvider(raw)) throw new ProviderConfigError(`Unknown LLM provider "${String(raw)}"`);
+    const named = typeof agent.model_name === 'string' && agent.model_name.trim() ? agent.model_name.trim() : undefined;
+    const modelName = named ?? this.deps.defaultModel?.(raw);
+    if (!modelName) throw new ProviderConfigError(`The agent has no model_name for provider "${raw}"`);
+    return { provider: raw, modelName };
+  }
+
+  /** Throws MissingCredentialsError or ProviderConfigError with a message fit for the task result. */
+  async resolve(agent: LlmAgentFields, onRetry?: RetryListener): Promise<ResolvedModel> {
+    const { provider, modelName } = this.identify(agent);
+    const credential = await this.deps.credentials.resolve(provider, agent);
+    const baseUrl = typeof agent.llm_api_base === 'string' && agent.llm_api_base.trim() ? agent.llm_api_base.trim() : undefined;
+    if (baseUrl && !/^https?:\/\//i.test(baseUrl)) throw new ProviderConfigError(`llm_api_base "${baseUrl}" is not an http(s) URL`);
+    const transport = baseUrl ? this.deps.egressFetch : this.deps.publicFetch;
+    const model = PROVIDER_ADAPTERS[provider].createModel({
+      modelName,
+      apiKey: credential.apiKey,
+      baseUrl,
+      headers: stringHeaders(agent.llm_extra_headers),
+      env: this.deps.env,
+      fetch: createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, onRetry),
+    });
+    return { model, provider, modelName, credentialSource: credential.source, customBase: baseUrl !== undefined };
+  }
+}
+
+function stringHeaders(raw: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!raw || typeof raw !== 'object') return out;
+  for (const [k, v] of Object.entries(raw)) if (typeof v === 'string' || typeof v === 'number') out[k] = String(v);
+  return out;
+}

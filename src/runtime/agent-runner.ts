@@ -1,0 +1,132 @@
+import type { ModelMessage } from 'ai';
+import { isoTime, type Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import { MissingCredentialsError } from '../llm/credentials.js';
+import { ProviderConfigError } from '../llm/llm-providers.js';
+import type { LlmService } from '../llm/llm.service.js';
+import type { RunContextAgent, ToolCallContext } from '../tools/tool-kinds.js';
+import type { ContextContributorRegistry } from './context-contributors.js';
+import { boundHistory, historyToModelMessages, nextRunNumber } from './history.js';
+import { JsonSchemaValidator } from './json-output.js';
+import { LlmCallError } from './llm-step.js';
+import { buildSystemPrompt, buildUserMessage, outputSpec } from './prompt.js';
+import { runLimits } from './run-settings.js';
+import { RunAbortedError, type RunOutcome, type RunRequest, type TaskRunner } from './task-runner.js';
+import { runToolLoop, type RunState } from './tool-loop.js';
+import { ToolBuildError, type RuntimeToolRegistry } from './tools/index.js';
+
+export interface AgentRunnerDeps {
+  llm: LlmService;
+  tools: RuntimeToolRegistry;
+  context: ContextContributorRegistry;
+  clock: Clock;
+  log: Logger;
+}
+
+/**
+ * The TaskRunner of the worker: builds the prompt (instructions, expected output, context, history, attachments),
+ * resolves the model and its credentials, offers the agent's tools, and runs the tool loop.
+ */
+export class AgentRunner implements TaskRunner {
+  private readonly validator = new JsonSchemaValidator();
+
+  constructor(private readonly deps: AgentRunnerDeps) {}
+
+  async run(req: RunRequest): Promise<RunOutcome> {
+    const { task, agent, extras } = req;
+    const now = () => this.deps.clock.now();
+    const runNumber = nextRunNumber(req.history);
+    const userText = buildUserMessage(task.input, false);
+    const state: RunState = {
+      tokens: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      thread: [{ role: 'user', content: userText, created_at: isoTime(now()), run: runNumber }],
+    };
+
+    let provider: string | null = null;
+    let modelName: string | null = null;
+    const outcome = (status: RunOutcome['status'], result: string): RunOutcome => ({
+      status,
+      result,
+      tokens: state.tokens,
+      messages: state.thread,
+      llm_model_provider: provider,
+      llm_model_name: modelName,
+    });
+
+    try {
+      const id = this.deps.llm.identify(agent);
+      provider = id.provider;
+      modelName = id.modelName;
+      const resolved = await this.deps.llm.resolve(agent, (r) =>
+        this.deps.log.warn({ task_id: task.id, provider, status: r.status, attempt: r.attempt, delay_ms: r.delayMs }, 'LLM call retried'),
+      );
+
+      const runAgent = asRunContextAgent(agent);
+      const toolCtx: ToolCallContext = {
+        organizationId: task.organization_id,
+        taskId: task.id,
+        agentId: agent.id,
+        signal: req.signal,
+        userTokens: extras.userTokens ?? {},
+        emit: req.emit,
+      };
+      const [tools, sections] = await Promise.all([
+        this.deps.tools.buildTools(runAgent, toolCtx),
+        this.deps.context.collect({ agent: runAgent, task, signal: req.signal }),
+      ]);
+
+      const output = outputSpec(task, agent);
+      const limits = runLimits(agent);
+      const system = buildSystemPrompt({
+        agent,
+        task,
+        instructionsOverride: extras.instructionsOverride,
+        expectedOutput: extras.expectedOutput,
+        output,
+        sections,
+        now: now(),
+      });
+      const messages: ModelMessage[] = [
+        ...historyToModelMessages(boundHistory(req.history, limits.numHistoryRuns)),
+        { role: 'user', content: buildUserMessage(task.input, !extras.disableAttachmentInjection) },
+      ];
+
+      const r = await runToolLoop(
+        {
+          model: resolved.model,
+          provider: resolved.provider,
+          modelName: resolved.modelName,
+          system,
+          messages,
+          tools,
+          limits,
+          output,
+          supervised: agent.is_supervised === true,
+          toolCtx,
+          req,
+          run: runNumber,
+          now,
+          validator: this.validator,
+        },
+        state,
+      );
+      return outcome(r.status, r.result);
+    } catch (e) {
+      if (req.signal.aborted) throw new RunAbortedError(state.tokens, state.thread, req.signal.reason);
+      if (e instanceof MissingCredentialsError || e instanceof ProviderConfigError || e instanceof LlmCallError || e instanceof ToolBuildError) {
+        return outcome('error', e.message);
+      }
+      throw e;
+    }
+  }
+}
+
+/** The stored agent is loose JSON; the tool providers get the fields they rely on, always present. */
+function asRunContextAgent(agent: RunRequest['agent']): RunContextAgent {
+  return {
+    ...agent,
+    graph: Array.isArray(agent.graph) ? agent.graph : [],
+    attached_tools: Array.isArray(agent.attached_tools) ? agent.attached_tools : [],
+    knowledge_bases: Array.isArray(agent.knowledge_bases) ? agent.knowledge_bases : [],
+  } as RunContextAgent;
+}

@@ -1,0 +1,56 @@
+import type { Logger } from '../lib/logger.js';
+import type { Task } from '../tasks/task.types.js';
+import type { RunContextAgent } from '../tools/tool-kinds.js';
+
+/**
+ * The hook through which other domains add text to a run's system prompt: knowledge-base `vanilla` injection
+ * (top chunks for the task input), attached skills (name and description), ... Each domain registers one
+ * contributor in its container section: `c.runtime.context.register('knowledge', new KnowledgeContext(...))`.
+ */
+
+export interface ContextSection {
+  /** Heading of the section in the system prompt, e.g. "Knowledge" or "Skills". */
+  title: string;
+  text: string;
+}
+
+export interface ContextContributorInput {
+  agent: RunContextAgent;
+  task: Task;
+  signal: AbortSignal;
+}
+
+export interface ContextContributor {
+  /** Sections for this run, or null/[] when the agent has nothing of this kind. */
+  contribute(input: ContextContributorInput): Promise<ContextSection | ContextSection[] | null>;
+}
+
+export class ContextContributorRegistry {
+  private readonly contributors = new Map<string, ContextContributor>();
+
+  constructor(private readonly log: Logger) {}
+
+  register(name: string, contributor: ContextContributor): void {
+    this.contributors.set(name, contributor);
+  }
+
+  /**
+   * Runs every contributor. Context is an aid, not a precondition: a contributor that fails is logged and left
+   * out, and the run goes on without it.
+   */
+  async collect(input: ContextContributorInput): Promise<ContextSection[]> {
+    const entries = [...this.contributors.entries()];
+    const results = await Promise.all(
+      entries.map(async ([name, c]) => {
+        try {
+          const r = await c.contribute(input);
+          return r === null ? [] : Array.isArray(r) ? r : [r];
+        } catch (e) {
+          this.log.warn({ err: e, contributor: name, task_id: input.task.id }, 'context contributor failed; run continues without it');
+          return [];
+        }
+      }),
+    );
+    return results.flat().filter((s) => s.text.trim().length > 0);
+  }
+}

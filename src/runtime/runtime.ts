@@ -1,0 +1,67 @@
+import type { Config } from '../config.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import { CredentialResolver, type OrgSecretReader } from '../llm/credentials.js';
+import type { LLMModelProvider } from '../llm/llm-providers.js';
+import { LlmService } from '../llm/llm.service.js';
+import type { RetryPolicy } from '../llm/retrying-fetch.js';
+import { createEgressPolicy, createSafeFetch } from '../net/safe-fetch.js';
+import type { TaskSubmitter } from '../tasks/task.types.js';
+import { AgentRunner } from './agent-runner.js';
+import { ContextContributorRegistry } from './context-contributors.js';
+import type { TaskRunner } from './task-runner.js';
+import { AgentToolProvider, type SubAgentInfo } from './tools/agent.tools.js';
+import { RuntimeToolRegistry } from './tools/index.js';
+
+/**
+ * The runtime as the container exposes it (`c.runtime`):
+ * - `runner`: the TaskRunner the worker calls;
+ * - `tools`: the run-time tool registry, where each tool kind registers its provider;
+ * - `context`: the context contributors (knowledge `vanilla` injection, skills, ...);
+ * - `llm`: provider/model/credential resolution, for anything else that calls a model.
+ */
+export interface Runtime {
+  runner: TaskRunner;
+  tools: RuntimeToolRegistry;
+  context: ContextContributorRegistry;
+  llm: LlmService;
+}
+
+export interface RuntimeDeps {
+  config: Config;
+  secretBox: SecretBox;
+  clock: Clock;
+  log: Logger;
+  /** The secrets domain's reader (SecretsService.reveal); without it org secrets are not a credential source. */
+  secrets?: () => OrgSecretReader | undefined;
+  /** The tasks domain's submitter, for sub-agents; read at call time. */
+  submitter: () => TaskSubmitter;
+  describeAgent?: (organizationId: string, agentId: string) => Promise<SubAgentInfo | null>;
+  defaultModel?: (provider: LLMModelProvider) => string | undefined;
+  retry?: RetryPolicy;
+  /** Transport to public provider endpoints (tests leave it as the global fetch). */
+  publicFetch?: typeof globalThis.fetch;
+}
+
+export function createRuntime(deps: RuntimeDeps): Runtime {
+  const secrets: OrgSecretReader = {
+    reveal: async (orgId, name) => {
+      const reader = deps.secrets?.();
+      return reader ? reader.reveal(orgId, name) : null;
+    },
+  };
+  const llm = new LlmService({
+    credentials: new CredentialResolver(deps.secretBox, deps.config.providerEnv, secrets),
+    env: deps.config.providerEnv,
+    publicFetch: deps.publicFetch ?? globalThis.fetch,
+    egressFetch: createSafeFetch(createEgressPolicy(deps.config.egressAllow)) as typeof globalThis.fetch,
+    retry: deps.retry,
+    defaultModel: deps.defaultModel,
+  });
+  const tools = new RuntimeToolRegistry();
+  tools.register('agent', new AgentToolProvider({ submitter: deps.submitter, describe: deps.describeAgent }));
+  const context = new ContextContributorRegistry(deps.log);
+  const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log });
+  return { runner, tools, context, llm };
+}

@@ -1,0 +1,112 @@
+import type { RuntimeTool, ToolCallContext } from '../tools/tool-kinds.js';
+import type { JsonSchemaValidator } from './json-output.js';
+import type { LlmToolCall } from './llm-step.js';
+import type { RunRequest } from './task-runner.js';
+
+/**
+ * Executes the tool calls of one LLM answer, one after another (a readable trace, and approvals one at a time):
+ * `tool_call_request`, then the approval when the agent is supervised and the tool mutates, then the call, then
+ * `tool_call_result` with payload, result, duration and is_error. A failing tool never fails the run: its error
+ * goes back to the model, which can correct itself.
+ */
+
+export interface ToolCallOutcome {
+  call: LlmToolCall;
+  /** What the model gets back. */
+  content: string;
+  isError: boolean;
+}
+
+export interface ToolExecutorDeps {
+  tools: RuntimeTool[];
+  supervised: boolean;
+  ctx: ToolCallContext;
+  req: Pick<RunRequest, 'emit' | 'signal' | 'requestApproval'>;
+  validator: JsonSchemaValidator;
+  now: () => number;
+}
+
+/** Tool results beyond this are cut before they reach the model (the trace keeps a bounded copy too). */
+export const MAX_TOOL_RESULT_CHARS = 100_000;
+const MAX_TRACE_RESULT_CHARS = 64_000;
+
+function render(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function cut(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}\n[... truncated, ${s.length - n} more characters]` : s;
+}
+
+function forTrace(value: unknown): unknown {
+  const text = render(value);
+  return text.length > MAX_TRACE_RESULT_CHARS ? cut(text, MAX_TRACE_RESULT_CHARS) : value;
+}
+
+export class ToolExecutor {
+  private readonly byName: Map<string, RuntimeTool>;
+
+  constructor(private readonly deps: ToolExecutorDeps) {
+    this.byName = new Map(deps.tools.map((t) => [t.name, t]));
+  }
+
+  /** Runs the call, or refuses it with `refusal` (limit reached) while still tracing it for the model. */
+  async execute(call: LlmToolCall, refusal?: string): Promise<ToolCallOutcome> {
+    const { req, now } = this.deps;
+    const tool = this.byName.get(call.toolName);
+    const payload = call.input;
+    await req.emit('tool_call_request', {
+      tool_call_id: call.toolCallId,
+      tool_name: call.toolName,
+      graph_item_id: tool?.graphItemId ?? null,
+      payload,
+    });
+    const started = now();
+    let result: unknown;
+    let isError = false;
+    const problem = refusal ?? this.check(call, tool);
+    if (problem) {
+      result = problem;
+      isError = true;
+    } else if (this.deps.supervised && tool!.mutating && !(await req.requestApproval({ tool: call.toolName, arguments: payload as Record<string, unknown> }))) {
+      result = 'A person reviewing this run rejected this call; it was not executed.';
+      isError = true;
+    } else {
+      try {
+        result = await tool!.execute(payload as Record<string, unknown>, { ...this.deps.ctx, toolCallId: call.toolCallId });
+      } catch (e) {
+        if (req.signal.aborted) throw req.signal.reason;
+        result = e instanceof Error ? e.message : String(e);
+        isError = true;
+      }
+    }
+    await req.emit('tool_call_result', {
+      tool_call_id: call.toolCallId,
+      tool_name: call.toolName,
+      graph_item_id: tool?.graphItemId ?? null,
+      payload,
+      result: forTrace(result),
+      duration_ms: now() - started,
+      is_error: isError,
+    });
+    const content = cut(render(result), MAX_TOOL_RESULT_CHARS);
+    return { call, content: isError ? `Error: ${content}` : content, isError };
+  }
+
+  /** Why the call cannot run as asked, phrased for the model; undefined when it can. */
+  private check(call: LlmToolCall, tool: RuntimeTool | undefined): string | undefined {
+    if (!tool) return `There is no tool named "${call.toolName}". Available tools: ${[...this.byName.keys()].join(', ') || 'none'}.`;
+    if (call.invalid || !call.input || typeof call.input !== 'object' || Array.isArray(call.input)) {
+      return `The arguments of "${call.toolName}" must be a JSON object matching its input schema.`;
+    }
+    const problems = this.deps.validator.validate(tool.inputSchema, call.input);
+    if (problems.length) return `Invalid arguments for "${call.toolName}": ${problems.join('; ')}.`;
+    return undefined;
+  }
+}

@@ -1,0 +1,162 @@
+import type { LanguageModel, ModelMessage } from 'ai';
+import { isoTime } from '../lib/clock.js';
+import type { TaskTokens } from '../tasks/task.types.js';
+import type { ToolCallContext, RuntimeTool } from '../tools/tool-kinds.js';
+import { JsonSchemaValidator, parseJsonAnswer } from './json-output.js';
+import { runLlmStep } from './llm-step.js';
+import type { OutputSpec } from './prompt.js';
+import { JSON_REPAIR_ATTEMPTS, type RunLimits } from './run-settings.js';
+import type { RunRequest, ThreadMessage } from './task-runner.js';
+import { ToolExecutor } from './tool-executor.js';
+
+/**
+ * The agent loop: call the model; run the tools it asks for; give it the results; until it answers. Bounded by
+ * the tool-call limit and the iteration limit; the last allowed call may not use tools, so it must answer.
+ * A json answer is validated against output_schema, with corrective turns when it does not validate.
+ */
+
+export interface ToolLoopInput {
+  model: LanguageModel;
+  provider: string;
+  modelName: string;
+  system: string;
+  /** History followed by this run's user message. */
+  messages: ModelMessage[];
+  tools: RuntimeTool[];
+  limits: RunLimits;
+  output: OutputSpec;
+  supervised: boolean;
+  toolCtx: ToolCallContext;
+  req: Pick<RunRequest, 'emit' | 'signal' | 'requestApproval'>;
+  run: number;
+  now: () => number;
+  validator: JsonSchemaValidator;
+}
+
+export interface ToolLoopResult {
+  status: 'completed' | 'failed';
+  result: string;
+}
+
+export function addTokens(a: TaskTokens, b: TaskTokens): TaskTokens {
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
+}
+
+const NO_MORE_TOOLS = 'No more tool calls are available in this run: give your final answer now with what you have.';
+
+/** What a run has consumed and said so far: filled as the loop goes, so the caller still has it if the loop throws. */
+export interface RunState {
+  tokens: TaskTokens;
+  /** Assistant and tool messages of this run, for the thread. */
+  thread: ThreadMessage[];
+}
+
+export async function runToolLoop(input: ToolLoopInput, state: RunState): Promise<ToolLoopResult> {
+  const { req, limits, now } = input;
+  const messages = [...input.messages];
+  const thread = state.thread;
+  const executor = new ToolExecutor({
+    tools: input.tools,
+    supervised: input.supervised,
+    ctx: input.toolCtx,
+    req,
+    validator: input.validator,
+    now,
+  });
+  const stamp = () => isoTime(now());
+  let toolCallsUsed = 0;
+  let repairs = 0;
+
+  for (let iteration = 1; ; iteration++) {
+    req.signal.throwIfAborted();
+    // Corrective json turns do not count against the iteration limit: they exist because of the format, not the task.
+    const allowTools = input.tools.length > 0 && iteration - repairs < limits.maxIterations && toolCallsUsed < limits.maxToolCalls;
+    const toolsWereUsed = toolCallsUsed > 0 && !allowTools;
+    const step = await runLlmStep({
+      model: input.model,
+      provider: input.provider,
+      modelName: input.modelName,
+      system: toolsWereUsed ? `${input.system}\n\n${NO_MORE_TOOLS}` : input.system,
+      messages,
+      tools: input.tools,
+      allowTools,
+      iteration,
+      req,
+      now,
+    });
+    state.tokens = addTokens(state.tokens, step.tokens);
+
+    if (step.toolCalls.length > 0 && allowTools) {
+      messages.push(...step.responseMessages);
+      thread.push({
+        role: 'assistant',
+        content: step.text,
+        tool_calls: step.toolCalls.map((c) => ({ id: c.toolCallId, name: c.toolName, arguments: asObject(c.input) })),
+        created_at: stamp(),
+        run: input.run,
+      });
+      const results = [];
+      for (const call of step.toolCalls) {
+        const refusal = toolCallsUsed >= limits.maxToolCalls ? `Tool call limit (${limits.maxToolCalls}) reached; this call was not executed.` : undefined;
+        if (!refusal) toolCallsUsed++;
+        const outcome = await executor.execute(call, refusal);
+        results.push(outcome);
+        thread.push({ role: 'tool', content: outcome.content, tool_call_id: call.toolCallId, created_at: stamp(), run: input.run });
+      }
+      messages.push({
+        role: 'tool',
+        content: results.map((r) => ({
+          type: 'tool-result' as const,
+          toolCallId: r.call.toolCallId,
+          toolName: r.call.toolName,
+          output: r.isError ? { type: 'error-text' as const, value: r.content } : { type: 'text' as const, value: r.content },
+        })),
+      });
+      continue;
+    }
+
+    const answer = step.text.trim();
+    if (!answer) {
+      const why = step.toolCalls.length > 0 ? 'it kept asking for tools after the limits were reached' : 'the model returned an empty answer';
+      return { status: 'failed', result: `The agent produced no answer: ${why}.` };
+    }
+    if (input.output.format !== 'json') {
+      thread.push({ role: 'assistant', content: answer, created_at: stamp(), run: input.run });
+      return { status: 'completed', result: answer };
+    }
+
+    const problems = jsonProblems(answer, input);
+    if (problems.length === 0) {
+      const value = (parseJsonAnswer(answer) as { value: unknown }).value;
+      const result = JSON.stringify(value);
+      thread.push({ role: 'assistant', content: result, created_at: stamp(), run: input.run });
+      return { status: 'completed', result };
+    }
+    if (repairs >= JSON_REPAIR_ATTEMPTS) {
+      thread.push({ role: 'assistant', content: answer, created_at: stamp(), run: input.run });
+      return {
+        status: 'failed',
+        result: `The agent's answer is not valid JSON for the requested output_schema (${problems.join('; ')}). Answer: ${answer.slice(0, 2000)}`,
+      };
+    }
+    repairs++;
+    messages.push(...step.responseMessages, {
+      role: 'user',
+      content: `Your answer cannot be accepted: ${problems.join('; ')}. Reply again with only the corrected JSON value.`,
+    });
+  }
+}
+
+function jsonProblems(answer: string, input: ToolLoopInput): string[] {
+  const parsed = parseJsonAnswer(answer);
+  if (!parsed.ok) return [parsed.error];
+  return input.output.schema ? input.validator.validate(input.output.schema, parsed.value) : [];
+}
+
+function asObject(v: unknown): Record<string, unknown> {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
+}

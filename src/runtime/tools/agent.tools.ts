@@ -1,0 +1,107 @@
+import { FINAL_STATUSES, type Task, type TaskSubmitter } from '../../tasks/task.types.js';
+import type { GraphItem, RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
+import { toolName } from './index.js';
+
+/**
+ * Sub-agents (graph items of type `agent`): each becomes a tool that submits a child task (source `sub_agent`,
+ * `parent_execution` = this task) through the tasks domain's TaskSubmitter and waits for it to finish. The child is
+ * an ordinary task: queued, traced and retried like any other, and visible on its own.
+ */
+
+export interface SubAgentInfo {
+  name: string;
+  description: string;
+}
+
+export interface AgentToolProviderDeps {
+  /** Resolved at call time: the tasks domain is built after the runtime in the container. */
+  submitter: () => TaskSubmitter;
+  /** Name and description of a sub-agent for the tool description; null when it no longer exists. */
+  describe?: (organizationId: string, agentId: string) => Promise<SubAgentInfo | null>;
+  /** How long one wait on the child lasts before checking the parent's signal again. */
+  pollMs?: number;
+}
+
+const INPUT_SCHEMA = {
+  type: 'object',
+  properties: {
+    input: { type: 'string', description: 'The complete request for the sub-agent: it sees nothing else of this conversation.' },
+    additional_context: { type: 'string', description: 'Optional background the sub-agent should know.' },
+  },
+  required: ['input'],
+  additionalProperties: false,
+};
+
+export class AgentToolProvider implements RuntimeToolProvider {
+  constructor(private readonly deps: AgentToolProviderDeps) {}
+
+  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+    const items = agent.graph.filter((g) => g.type === 'agent' && g.item_id);
+    return Promise.all(items.map((item) => this.toolFor(item, ctx)));
+  }
+
+  private async toolFor(item: GraphItem, ctx: ToolCallContext): Promise<RuntimeTool> {
+    const info = (await this.deps.describe?.(ctx.organizationId, item.item_id)) ?? null;
+    const name = info?.name ?? item.name ?? item.item_id;
+    const about = info?.description ? ` ${info.description}` : '';
+    return {
+      name: toolName(`agent_${name}`, `agent_${item.item_id.slice(0, 8)}`),
+      description: `Delegate a task to the sub-agent "${name}" and get its answer.${about}`,
+      inputSchema: INPUT_SCHEMA,
+      // A sub-agent's own tool calls are supervised by its own settings; delegating itself changes nothing.
+      mutating: false,
+      graphItemId: item.id ?? item.item_id,
+      execute: (args, callCtx) => this.delegate(item.item_id, args, callCtx),
+    };
+  }
+
+  private async delegate(agentId: string, args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown> {
+    if (agentId === ctx.agentId) throw new Error('An agent cannot delegate to itself');
+    const submitter = this.deps.submitter();
+    const child = await submitter.submit({
+      organizationId: ctx.organizationId,
+      agentId,
+      source: 'sub_agent',
+      text: String(args.input ?? ''),
+      additionalContext: typeof args.additional_context === 'string' ? args.additional_context : null,
+      parentExecution: ctx.taskId,
+      userTokens: ctx.userTokens,
+    });
+    await ctx.emit('sub_agent_trigger', { agent_id: agentId, task_id: child.id, tool_call_id: ctx.toolCallId ?? null, input: args.input });
+    const done = await this.waitForChild(submitter, child, ctx.signal);
+    if (done.status !== 'completed') {
+      throw new Error(`The sub-agent's task ${done.id} ended "${done.status}"${done.result ? `: ${done.result}` : ''}`);
+    }
+    return done.result ?? '';
+  }
+
+  /** Waits in slices so the parent's stop also ends the wait (a paused child, awaiting a person, is waited for). */
+  private async waitForChild(submitter: TaskSubmitter, child: Task, signal: AbortSignal): Promise<Task> {
+    let task = child;
+    const slice = this.deps.pollMs ?? 30_000;
+    while (!FINAL_STATUSES.has(task.status)) {
+      signal.throwIfAborted();
+      // waitForFinal answers at once for a paused task: pace those checks instead of spinning.
+      if (task.status === 'paused') await raceAbort(new Promise((r) => setTimeout(r, Math.min(slice, 1000))), signal);
+      task = await raceAbort(submitter.waitForFinal(child.organization_id, child.id, slice), signal);
+    }
+    return task;
+  }
+}
+
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
