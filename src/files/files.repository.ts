@@ -1,0 +1,96 @@
+import type { Db } from '../db/database.js';
+
+export interface FileRecord {
+  id: string;
+  organizationId: string;
+  name: string;
+  kind: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+  blobKey: string;
+  text: string | null;
+  createdAt: number;
+}
+
+type Row = {
+  id: string;
+  organization_id: string;
+  name: string;
+  kind: string;
+  mime_type: string;
+  size: number;
+  sha256: string;
+  blob_key: string;
+  text: string | null;
+  created_at: number;
+};
+
+const toRecord = (r: Row): FileRecord => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  name: r.name,
+  kind: r.kind,
+  mimeType: r.mime_type,
+  size: Number(r.size),
+  sha256: r.sha256,
+  blobKey: r.blob_key,
+  text: r.text,
+  createdAt: Number(r.created_at),
+});
+
+export class FilesRepository {
+  constructor(private readonly db: Db) {}
+
+  /** All rows of one request in one transaction: either every file is recorded or none is. */
+  async insertMany(records: FileRecord[]): Promise<void> {
+    if (!records.length) return;
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('files')
+        .values(
+          records.map((f) => ({
+            id: f.id,
+            organization_id: f.organizationId,
+            name: f.name,
+            kind: f.kind,
+            mime_type: f.mimeType,
+            size: f.size,
+            sha256: f.sha256,
+            blob_key: f.blobKey,
+            text: f.text,
+            created_at: f.createdAt,
+          })),
+        )
+        .execute();
+    });
+  }
+
+  async find(organizationId: string, id: string): Promise<FileRecord | undefined> {
+    const r = await this.db.kysely.selectFrom('files').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+    return r && toRecord(r);
+  }
+
+  /**
+   * The organization a file belongs to, for checking a presigned URL whose signature names the organization.
+   * Only the signature check that follows may use the answer.
+   */
+  async findOwner(id: string): Promise<string | undefined> {
+    const r = await this.db.kysely.selectFrom('files').select('organization_id').where('id', '=', id).executeTakeFirst();
+    return r?.organization_id;
+  }
+
+  async deleteMany(organizationId: string, ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    await this.db.kysely.deleteFrom('files').where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
+  }
+
+  async count(organizationId: string): Promise<number> {
+    const r = await this.db.kysely
+      .selectFrom('files')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+}

@@ -1,0 +1,238 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { newId, UUID_RE } from '../lib/ids.js';
+import type { Logger } from '../lib/logger.js';
+import type { PublicUrls } from '../lib/urls.js';
+import type { TaskFile } from '../tasks/task.types.js';
+import { ArchiveBudget, ArchiveLimitError, type ArchiveLimits } from './archive.js';
+import type { BlobStore } from './blob-store.js';
+import { ACCEPTED_LABELS, detectKind, KIND_INFO, type FileKind } from './file-kinds.js';
+import { PRESIGN_TTL_MS, type FileSigner } from './file-signer.js';
+import type { ExtractorRegistry } from './extractors/index.js';
+import type { FileRecord, FilesRepository } from './files.repository.js';
+
+/** A file as received: its name as the caller gave it and its bytes. */
+export interface IncomingFile {
+  name: string;
+  bytes: Uint8Array;
+}
+
+/** Typed and extracted, not yet stored. */
+export interface PreparedFile {
+  name: string;
+  kind: FileKind;
+  mimeType: string;
+  bytes: Uint8Array;
+  sha256: string;
+  text: string;
+}
+
+/** Stored, with its presigned URL. */
+export interface StoredFile {
+  id: string;
+  organizationId: string;
+  name: string;
+  kind: FileKind;
+  mimeType: string;
+  size: number;
+  url: string;
+  text: string | null;
+  createdAt: number;
+}
+
+export interface FilesLimits {
+  maxFileBytes: number;
+  maxRequestBytes: number;
+  archive: ArchiveLimits;
+}
+
+/** The most extracted text one file contributes to a task; the whole text stays stored with the file. */
+export const MAX_TASK_TEXT_CHARS = 100_000;
+
+/**
+ * The upload pipeline shared by the webhook receiver and knowledge-base documents:
+ * type (extension + content), limits, extraction, storage behind a BlobStore, presigned URLs.
+ * `prepare` refuses (413/415) before anything is stored; `store` records every file of a request or none.
+ */
+export class FilesService {
+  constructor(
+    private readonly repo: FilesRepository,
+    private readonly blobs: BlobStore,
+    private readonly signer: FileSigner,
+    private readonly extractors: ExtractorRegistry,
+    private readonly clock: Clock,
+    private readonly urls: PublicUrls,
+    readonly limits: FilesLimits,
+    private readonly log: Logger,
+  ) {}
+
+  /** 413 naming the file when one file is over the per-file limit. Streaming receivers call it as bytes arrive. */
+  checkFileSize(name: string, size: number): void {
+    if (size > this.limits.maxFileBytes) {
+      throw new AppError('too_large', `File '${name}' is larger than the limit of ${this.limits.maxFileBytes} bytes`);
+    }
+  }
+
+  checkRequestSize(total: number): void {
+    if (total > this.limits.maxRequestBytes) {
+      throw new AppError('too_large', `Request too large: files may total at most ${this.limits.maxRequestBytes} bytes`);
+    }
+  }
+
+  /** Types, checks and extracts every file. Throws 413/415 naming the first bad file; stores nothing. */
+  async prepare(files: IncomingFile[]): Promise<PreparedFile[]> {
+    this.checkRequestSize(files.reduce((n, f) => n + f.bytes.byteLength, 0));
+    for (const f of files) this.checkFileSize(f.name, f.bytes.byteLength);
+    // One budget for the whole request: a bomb split over several archives is still a bomb.
+    const budget = new ArchiveBudget(this.limits.archive);
+    const out: PreparedFile[] = [];
+    for (const f of files) {
+      const kind = await detectKind(f.name, f.bytes);
+      if (!kind) throw new AppError('unsupported_media', `Unsupported file type: '${f.name}' (accepted: ${ACCEPTED_LABELS})`);
+      const text = await this.extractOrRefuse(f.name, kind, f.bytes, budget);
+      out.push({
+        name: f.name,
+        kind,
+        mimeType: KIND_INFO[kind].mimeType,
+        bytes: f.bytes,
+        sha256: createHash('sha256').update(f.bytes).digest('hex'),
+        text,
+      });
+    }
+    return out;
+  }
+
+  private async extractOrRefuse(name: string, kind: FileKind, bytes: Uint8Array, budget: ArchiveBudget): Promise<string> {
+    try {
+      return await this.extract(name, kind, bytes, 0, budget);
+    } catch (e) {
+      if (e instanceof ArchiveLimitError) {
+        throw new AppError('too_large', `File '${name}' unpacks beyond the archive limits (${e.reason})`);
+      }
+      if (e instanceof AppError) throw e;
+      this.log.info({ err: e, kind }, 'file could not be read');
+      throw new AppError('unsupported_media', `File '${name}' could not be read as ${KIND_INFO[kind].label}`);
+    }
+  }
+
+  private extract(name: string, kind: FileKind, bytes: Uint8Array, depth: number, budget: ArchiveBudget): Promise<string> {
+    return this.extractors[kind](bytes, {
+      name,
+      depth,
+      budget,
+      extractNested: async (entryName, entryBytes, entryDepth) => {
+        const entryKind = await detectKind(entryName, entryBytes);
+        if (!entryKind) return undefined;
+        try {
+          return { kind: entryKind, text: await this.extract(entryName, entryKind, entryBytes, entryDepth, budget) };
+        } catch (e) {
+          // A damaged entry costs only its own text; the limits still refuse the whole upload.
+          if (e instanceof ArchiveLimitError) throw e;
+          return { kind: entryKind, text: `(could not be read as ${KIND_INFO[entryKind].label})` };
+        }
+      },
+    });
+  }
+
+  /** Stores prepared files for the organization: every blob and row, or (on failure) none of them. */
+  async store(organizationId: string, prepared: PreparedFile[]): Promise<StoredFile[]> {
+    const now = this.clock.now();
+    const records: FileRecord[] = prepared.map((p) => {
+      const id = newId();
+      return {
+        id,
+        organizationId,
+        name: p.name,
+        kind: p.kind,
+        mimeType: p.mimeType,
+        size: p.bytes.byteLength,
+        sha256: p.sha256,
+        blobKey: `${organizationId}/${id}`,
+        text: p.text === '' ? null : p.text,
+        createdAt: now,
+      };
+    });
+    const written: string[] = [];
+    try {
+      for (let i = 0; i < records.length; i++) {
+        await this.blobs.put(records[i]!.blobKey, prepared[i]!.bytes, records[i]!.mimeType);
+        written.push(records[i]!.blobKey);
+      }
+      await this.repo.insertMany(records);
+    } catch (e) {
+      await Promise.allSettled(written.map((k) => this.blobs.delete(k)));
+      throw e;
+    }
+    return records.map((r) => this.present(r));
+  }
+
+  /** prepare + store. */
+  async ingest(organizationId: string, files: IncomingFile[]): Promise<StoredFile[]> {
+    return this.store(organizationId, await this.prepare(files));
+  }
+
+  /** Removes files stored for a request that was refused after storing (compensation). */
+  async discard(organizationId: string, files: { id: string }[]): Promise<void> {
+    if (!files.length) return;
+    const ids = files.map((f) => f.id);
+    await this.repo.deleteMany(organizationId, ids);
+    await Promise.allSettled(ids.map((id) => this.blobs.delete(`${organizationId}/${id}`)));
+  }
+
+  async get(organizationId: string, id: string): Promise<StoredFile> {
+    const r = UUID_RE.test(id) ? await this.repo.find(organizationId, id) : undefined;
+    if (!r) throw AppError.notFound('File');
+    return this.present(r);
+  }
+
+  /** `{base_url}/v1/files/{id}?expires=..&sig=..`: valid 30 days after upload, for this organization's file only. */
+  presignedUrl(organizationId: string, id: string, createdAt: number): string {
+    const expires = Math.floor((createdAt + PRESIGN_TTL_MS) / 1000);
+    const sig = this.signer.sign(organizationId, id, expires);
+    return `${this.urls.api}/v1/files/${id}?expires=${expires}&sig=${sig}`;
+  }
+
+  /**
+   * The bytes behind a presigned URL. Every failure (unknown file, bad or expired signature) is the same 403,
+   * so a URL cannot be used to learn which file ids exist.
+   */
+  async openSigned(id: string, expires: string | undefined, sig: string | undefined): Promise<{ file: StoredFile; bytes: Buffer }> {
+    const denied = new AppError('forbidden', 'Invalid or expired file signature');
+    const exp = Number(expires);
+    if (!sig || !expires || !/^\d{1,12}$/.test(expires) || !UUID_RE.test(id)) throw denied;
+    if (exp * 1000 < this.clock.now()) throw denied;
+    const owner = await this.repo.findOwner(id);
+    if (!owner || !this.signer.verify(owner, id, exp, sig)) throw denied;
+    return this.open(owner, id);
+  }
+
+  /** The bytes of a file of the organization (API-key access); 404 for another organization's file. */
+  async open(organizationId: string, id: string): Promise<{ file: StoredFile; bytes: Buffer }> {
+    const r = UUID_RE.test(id) ? await this.repo.find(organizationId, id) : undefined;
+    const bytes = r && (await this.blobs.get(r.blobKey));
+    if (!r || !bytes) throw AppError.notFound('File');
+    return { file: this.present(r), bytes };
+  }
+
+  /** How a stored file is handed to a task: its URL always, its text (bounded) for the LLM context. */
+  toTaskFile(f: StoredFile): TaskFile {
+    const text =
+      f.text === null ? undefined : f.text.length > MAX_TASK_TEXT_CHARS ? `${f.text.slice(0, MAX_TASK_TEXT_CHARS)}\n[... text truncated]` : f.text;
+    return { id: f.id, name: f.name, mime_type: f.mimeType, size: f.size, url: f.url, ...(text === undefined ? {} : { text }) };
+  }
+
+  private present(r: FileRecord): StoredFile {
+    return {
+      id: r.id,
+      organizationId: r.organizationId,
+      name: r.name,
+      kind: r.kind as FileKind,
+      mimeType: r.mimeType,
+      size: r.size,
+      url: this.presignedUrl(r.organizationId, r.id, r.createdAt),
+      text: r.text,
+      createdAt: r.createdAt,
+    };
+  }
+}

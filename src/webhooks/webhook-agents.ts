@@ -1,0 +1,16 @@
+/**
+ * What the webhook receiver needs from the agents domain, as a narrow port: the container adapts the agents
+ * service to it, so the receiver never depends on how agents are stored.
+ */
+export interface WebhookAgent {
+  id: string;
+  /** `ACTIVE` or `INACTIVE`. */
+  status: string;
+  /** When false, both webhook forms are refused (spec 5 rule 5). */
+  developerAccess: boolean;
+}
+
+export interface WebhookAgentDirectory {
+  /** undefined when the agent does not exist in the organization (or was deleted). */
+  find(organizationId: string, agentId: string): Promise<WebhookAgent | undefined>;
+}

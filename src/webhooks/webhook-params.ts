@@ -1,0 +1,196 @@
+import { AppError, type ValidationIssue } from '../errors.js';
+import type { TaskUser } from '../tasks/task.types.js';
+import { readPath } from './dot-path.js';
+
+/**
+ * The parameters of spec 4.5, resolved from the query string, the body, `params_mapping` and the defaults, in that
+ * order of precedence (CONTRACT section 7). Pure: no HTTP, no storage.
+ */
+
+export type WebhookForm = 'public' | 'key';
+
+export interface WebhookParams {
+  prompt?: string;
+  asynchronous: boolean;
+  taskId?: string;
+  user: TaskUser | null;
+  getter?: string;
+  json: boolean;
+  userTokens?: Record<string, string>;
+  disableAttachmentInjection: boolean;
+  /** Key form: the agent to run (query or body). */
+  agentId?: string;
+  /** Body fields that are not parameters: given to the agent as context. */
+  context: Record<string, unknown> | null;
+}
+
+type Source = 'query' | 'body';
+
+const STRING_PARAMS = ['prompt', 'task_id', 'user_id', 'user_email', 'user_first_name', 'user_last_name', 'getter', 'agent_id'] as const;
+const BOOL_PARAMS = ['asynchronous', 'json', 'disable_attachment_injection'] as const;
+/** Names `params_mapping` may fill (spec 4.5). */
+export const MAPPABLE = ['task_id', 'user_id', 'user_email', 'user_first_name', 'user_last_name', 'prompt'] as const;
+
+/** Every name that is a parameter, never context. Credentials are listed so they can never reach the model. */
+const RESERVED = new Set<string>([
+  ...STRING_PARAMS,
+  ...BOOL_PARAMS,
+  'user_tokens',
+  'params_mapping',
+  'files',
+  'x-api-key',
+  'api_key',
+]);
+
+const TRUE = new Set(['true', '1', 'yes']);
+const FALSE = new Set(['false', '0', 'no']);
+/** Caller-chosen task ids: 1-128 printable characters (CONTRACT section 6). */
+const TASK_ID_RE = /^[^\p{Cc}\p{Cs}]{1,128}$/u;
+
+/** First value of a query parameter (a repeated parameter counts once). */
+function queryValue(query: Record<string, unknown>, name: string): unknown {
+  const v = query[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** '' in a query string or a form means "not given" for every parameter but the prompt. */
+function present(v: unknown, name: string): boolean {
+  return v !== undefined && v !== null && !(v === '' && name !== 'prompt');
+}
+
+export function parseWebhookParams(form: WebhookForm, query: Record<string, unknown>, body: Record<string, unknown>): WebhookParams {
+  const issues: ValidationIssue[] = [];
+
+  const raw = (name: string): { value: unknown; loc: (string | number)[] } | undefined => {
+    const q = queryValue(query, name);
+    if (present(q, name)) return { value: q, loc: ['query', name] };
+    const b = body[name];
+    if (present(b, name)) return { value: b, loc: ['body', name] };
+    return undefined;
+  };
+
+  const mapped = resolveMapping(raw('params_mapping'), body, issues);
+
+  const str = (name: (typeof STRING_PARAMS)[number]): string | undefined => {
+    const found = raw(name) ?? mapped.get(name);
+    if (!found) return undefined;
+    const v = found.value;
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+    issues.push({ loc: found.loc, msg: 'Input should be a valid string', type: 'string_type' });
+    return undefined;
+  };
+
+  const bool = (name: (typeof BOOL_PARAMS)[number], fallback: boolean): boolean => {
+    const found = raw(name);
+    if (!found) return fallback;
+    const v = found.value;
+    if (typeof v === 'boolean') return v;
+    const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim().toLowerCase() : undefined;
+    if (s !== undefined && TRUE.has(s)) return true;
+    if (s !== undefined && FALSE.has(s)) return false;
+    issues.push({ loc: found.loc, msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing' });
+    return fallback;
+  };
+
+  const prompt = str('prompt');
+  const taskId = str('task_id');
+  if (taskId !== undefined && !TASK_ID_RE.test(taskId)) {
+    issues.push({ loc: locOf(raw('task_id') ?? mapped.get('task_id')), msg: 'Value error, task_id must be 1 to 128 printable characters', type: 'value_error' });
+  }
+  const user: TaskUser = {
+    id: str('user_id') ?? null,
+    email: str('user_email') ?? null,
+    first_name: str('user_first_name') ?? null,
+    last_name: str('user_last_name') ?? null,
+  };
+  const getter = str('getter');
+  const agentId = str('agent_id');
+  const asynchronous = bool('asynchronous', form === 'public');
+  const json = bool('json', false);
+  const disableAttachmentInjection = bool('disable_attachment_injection', false);
+  const userTokens = parseStringMap(raw('user_tokens'), 'user_tokens', issues);
+
+  const files = body.files;
+  if (present(files, 'files')) {
+    issues.push({
+      loc: ['body', 'files'],
+      msg: 'Value error, files must be uploaded as multipart file content; URLs to external files are not supported',
+      type: 'value_error',
+    });
+  }
+
+  if (issues.length) throw AppError.validation(issues);
+
+  const context: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) if (!RESERVED.has(k.toLowerCase())) context[k] = v;
+
+  return {
+    prompt,
+    asynchronous,
+    taskId,
+    user: Object.values(user).some((v) => v !== null) ? user : null,
+    getter,
+    json,
+    userTokens,
+    disableAttachmentInjection,
+    agentId,
+    context: Object.keys(context).length ? context : null,
+  };
+}
+
+function locOf(found: { loc: (string | number)[] } | undefined): (string | number)[] {
+  return found?.loc ?? ['query', 'task_id'];
+}
+
+/** A JSON object (given as an object in a JSON body, or as JSON text) whose values are all strings. */
+function parseStringMap(
+  found: { value: unknown; loc: (string | number)[] } | undefined,
+  name: string,
+  issues: ValidationIssue[],
+): Record<string, string> | undefined {
+  if (!found) return undefined;
+  let v = found.value;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      issues.push({ loc: found.loc, msg: `Value error, ${name} must be a JSON object`, type: 'value_error' });
+      return undefined;
+    }
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string')) {
+    issues.push({ loc: found.loc, msg: `Value error, ${name} must be a JSON object whose values are strings`, type: 'value_error' });
+    return undefined;
+  }
+  return v as Record<string, string>;
+}
+
+/**
+ * `params_mapping`: parameter name -> dot path into the parsed body. A mapped value counts as a body value below
+ * a direct one; numbers and booleans become strings, objects their JSON; a missing path is ignored.
+ */
+function resolveMapping(
+  found: { value: unknown; loc: (string | number)[] } | undefined,
+  body: Record<string, unknown>,
+  issues: ValidationIssue[],
+): Map<string, { value: unknown; loc: (string | number)[] }> {
+  const out = new Map<string, { value: unknown; loc: (string | number)[] }>();
+  const mapping = parseStringMap(found, 'params_mapping', issues);
+  if (!mapping || !found) return out;
+  for (const [name, path] of Object.entries(mapping)) {
+    if (!(MAPPABLE as readonly string[]).includes(name)) {
+      issues.push({
+        loc: [...found.loc, name],
+        msg: `Value error, params_mapping cannot set '${name}' (supported: ${MAPPABLE.join(', ')})`,
+        type: 'value_error',
+      });
+      continue;
+    }
+    const value = readPath(body, path);
+    if (value === undefined || value === null) continue;
+    const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+    out.set(name, { value: text, loc: [...found.loc, name] });
+  }
+  return out;
+}

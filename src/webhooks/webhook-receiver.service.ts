@@ -1,0 +1,148 @@
+import type { AuthService } from '../auth/auth.service.js';
+import { AppError } from '../errors.js';
+import type { FilesService, IncomingFile, StoredFile } from '../files/files.service.js';
+import type { Logger } from '../lib/logger.js';
+import type { Task, TaskSubmitter } from '../tasks/task.types.js';
+import { readPath } from './dot-path.js';
+import type { WebhookAgentDirectory } from './webhook-agents.js';
+import type { WebhookChannelsService } from './webhook-channels.service.js';
+import { parseWebhookParams, type WebhookForm, type WebhookParams } from './webhook-params.js';
+
+/** One inbound call, as the HTTP layer hands it over: parsed, files buffered within the size limits. */
+export interface WebhookCall {
+  form: WebhookForm;
+  /** Public form: the secret from the path. */
+  secret?: string;
+  /** Key form: `x-api-key` from the header or the query string. */
+  apiKey?: string;
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+  files: IncomingFile[];
+}
+
+export type WebhookAnswer = { kind: 'started' } | { kind: 'result'; value: unknown };
+
+/** Spec 2.7: the synchronous answer. */
+export interface WebhookTaskResult {
+  id: string;
+  agent_id: string;
+  status: string;
+  result: unknown;
+  created_at: string;
+  finished_at: string | null;
+  source: string;
+  execution_attempts: number;
+}
+
+/**
+ * The webhook receiver (spec 4.3-4.5, 7.2; CONTRACT section 7): authenticates the call, resolves its parameters,
+ * stores its files and submits the task. Nothing is stored for a refused call; an asynchronous call is answered
+ * only once its task and files are committed.
+ */
+export class WebhookReceiver {
+  constructor(
+    private readonly channels: WebhookChannelsService,
+    private readonly agents: WebhookAgentDirectory,
+    private readonly auth: AuthService,
+    private readonly files: FilesService,
+    private readonly tasks: TaskSubmitter,
+    private readonly syncTimeoutMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  async invoke(call: WebhookCall): Promise<WebhookAnswer> {
+    const { organizationId, agentId } = await this.authenticate(call);
+    const params = parseWebhookParams(call.form, call.query, call.body);
+    if (params.prompt === undefined && !call.files.length && !params.context) {
+      throw AppError.validation([{ loc: ['body', 'prompt'], msg: 'Field required', type: 'missing' }]);
+    }
+    const prepared = await this.files.prepare(call.files);
+    const stored = await this.files.store(organizationId, prepared);
+    let task: Task;
+    try {
+      task = await this.tasks.submit({
+        organizationId,
+        agentId,
+        taskId: params.taskId,
+        source: 'webhook',
+        text: params.prompt ?? '',
+        files: stored.map((f) => this.files.toTaskFile(f)),
+        user: params.user,
+        additionalContext: params.context ? JSON.stringify(params.context) : null,
+        userTokens: params.userTokens,
+        disableAttachmentInjection: params.disableAttachmentInjection,
+      });
+    } catch (e) {
+      await this.discard(organizationId, stored);
+      throw e;
+    }
+    if (params.asynchronous) return { kind: 'started' };
+    const final = await this.tasks.waitForFinal(organizationId, task.id, this.syncTimeoutMs);
+    return { kind: 'result', value: present(final, params) };
+  }
+
+  /** Resolves the organization and agent, with the exact refusals of spec 7.2. */
+  private async authenticate(call: WebhookCall): Promise<{ organizationId: string; agentId: string }> {
+    let organizationId: string;
+    let agentId: string;
+    if (call.form === 'public') {
+      const bound = call.secret ? await this.channels.resolveSecret(call.secret) : undefined;
+      if (!bound) throw new AppError('unauthenticated', 'API key not specified');
+      ({ organizationId, agentId } = bound);
+    } else {
+      const id = firstString(call.query.agent_id) ?? firstString(call.body.agent_id);
+      if (!id) throw new AppError('bad_request', 'agent_id is required');
+      if (!call.apiKey) throw new AppError('unauthenticated', 'API key not specified');
+      ({ organizationId } = await this.auth.byApiKey(call.apiKey));
+      agentId = id;
+    }
+    const agent = await this.agents.find(organizationId, agentId);
+    // A public URL whose agent is gone is as dead as a revoked one.
+    if (!agent) throw call.form === 'public' ? new AppError('unauthenticated', 'API key not specified') : AppError.notFound('Agent');
+    if (!agent.developerAccess || agent.status === 'INACTIVE') throw new AppError('forbidden', 'Invalid API key');
+    return { organizationId, agentId };
+  }
+
+  private async discard(organizationId: string, stored: StoredFile[]): Promise<void> {
+    try {
+      await this.files.discard(organizationId, stored);
+    } catch (e) {
+      this.log.warn({ err: e }, 'could not remove the files of a refused webhook call');
+    }
+  }
+}
+
+function firstString(v: unknown): string | undefined {
+  const s = Array.isArray(v) ? v[0] : v;
+  if (typeof s === 'number' && Number.isFinite(s)) return String(s);
+  return typeof s === 'string' && s.trim() ? s.trim() : undefined;
+}
+
+/** The spec 2.7 object, or with `getter` only the value at that path (null when missing). */
+export function present(task: Task, params: Pick<WebhookParams, 'json' | 'getter'>): unknown {
+  const result: WebhookTaskResult = {
+    id: task.id,
+    agent_id: task.agent_id,
+    status: task.status,
+    result: params.json ? parseJsonResult(task.result) : task.result,
+    created_at: task.created_at,
+    finished_at: task.finished_at,
+    source: task.source,
+    execution_attempts: task.execution_attempts,
+  };
+  if (params.getter === undefined) return result;
+  const value = readPath(result, params.getter);
+  return value === undefined ? null : value;
+}
+
+/** `json=true`: the result parsed as JSON, also inside a Markdown code fence; unchanged when it is not JSON. */
+function parseJsonResult(result: string | null): unknown {
+  if (result === null) return null;
+  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/i.exec(result);
+  const text = fenced ? fenced[1]! : result;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return result;
+  }
+}
