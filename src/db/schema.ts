@@ -3,8 +3,9 @@
  * Each domain declares its tables in `<domain>.tables.ts`; add one `extends` here.
  */
 import type { CoreTables } from '../orgs/orgs.tables.js';
+import type { TasksTables } from '../tasks/tasks.tables.js';
 import type { FilesTables } from '../files/files.tables.js';
 import type { WebhooksTables } from '../webhooks/webhooks.tables.js';
 import type { ToolKindsTables } from '../custom-functions/tool-kinds.tables.js';
 
-export interface Database extends CoreTables, ToolKindsTables, FilesTables, WebhooksTables {}
+export interface Database extends CoreTables, TasksTables, ToolKindsTables, FilesTables, WebhooksTables {}

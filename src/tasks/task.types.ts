@@ -59,6 +59,15 @@ export interface Task {
   llm_model_name: string | null;
   title: string | null;
   user_id: string | null;
+  /** Set while a supervised task is `paused` for a person's decision (POST /v1/tasks/{id}/approve|reject). */
+  hitl_request?: HitlRequest | null;
+}
+
+/** A mutating tool call of a supervised agent waiting for approval. */
+export interface HitlRequest {
+  tool: string;
+  arguments: Record<string, unknown>;
+  requested_at: string;
 }
 
 /** What a caller (API invoke, webhook, sub-agent) asks for. */

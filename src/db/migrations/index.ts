@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 import { core0001 } from './0001_core.js';
+import { tasks0004 } from './0004_tasks.js';
 import { filesWebhooks0005 } from './0005_files_webhooks.js';
 import { toolKinds0006 } from './0006_tool_kinds.js';
 
@@ -13,4 +14,4 @@ export interface MigrationDef {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
 }
 
-export const migrations: MigrationDef[] = [core0001, filesWebhooks0005, toolKinds0006];
+export const migrations: MigrationDef[] = [core0001, tasks0004, filesWebhooks0005, toolKinds0006];

@@ -1,0 +1,57 @@
+/**
+ * What the tasks domain needs from the agents domain, as a narrow port: the container adapts the agents
+ * service to it, so the queue and the worker never depend on how agents are stored.
+ */
+
+/** The configuration a task runs: a published version or the draft. */
+export interface RunnableAgent {
+  id: string;
+  organization_id: string;
+  /** `ACTIVE` or `INACTIVE`: inactive agents refuse every invocation. */
+  status: string;
+  /** The version this configuration is: a published number or 'draft'. */
+  version: number | 'draft';
+  config: Record<string, unknown> & { id: string; organization_id: string };
+}
+
+export interface TaskAgentDirectory {
+  /** Throws AppError not_found ("Agent not found", or the version's) when it does not exist in the organization. */
+  getRunnable(organizationId: string, agentId: string, version?: number | 'draft'): Promise<RunnableAgent>;
+  exists(organizationId: string, agentId: string): Promise<boolean>;
+}
+
+/** Claims allowed when the agent has no retry strategy: a crashed worker's task is still run again. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+export const DEFAULT_MAX_RETRIES = 3;
+
+export interface TaskStrategies {
+  /** Claims of one run before it ends `error` (worker crashes and, with retries on, `error` outcomes). */
+  maxAttempts: number;
+  /** Whether an `error` outcome is run again while attempts remain. */
+  retryOnError: boolean;
+  /** Submissions per UTC day for the agent; undefined when unlimited. */
+  maxRunsPerDay?: number;
+}
+
+/** Reads `task_level_strategies` (CONTRACT section 6) defensively: its inner fields are not in the spec. */
+export function taskStrategies(config: Record<string, unknown>): TaskStrategies {
+  const tls = asRecord(config.task_level_strategies);
+  const retry = asRecord(tls?.retry_strategy);
+  const enabled = retry?.enabled === true;
+  const maxRetries = nonNegativeInt(retry?.max_retries) ?? DEFAULT_MAX_RETRIES;
+  // 0 or absent means no limit, as an unset field in the studio does.
+  const perDay = nonNegativeInt(tls?.max_runs_per_day) || undefined;
+  return {
+    maxAttempts: enabled ? 1 + maxRetries : DEFAULT_MAX_ATTEMPTS,
+    retryOnError: enabled && maxRetries > 0,
+    maxRunsPerDay: perDay,
+  };
+}
+
+function asRecord(v: unknown): Record<string, unknown> | undefined {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function nonNegativeInt(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+}

@@ -1,0 +1,226 @@
+import { sql, type Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import type { NewMessageRow, TaskRow } from './tasks.repository.js';
+
+/** A claimed task as one worker holds it: every write below names this fence and is refused once it moved on. */
+export interface Lease {
+  organizationId: string;
+  taskId: string;
+  fence: number;
+}
+
+export interface FinishFields {
+  status: 'completed' | 'failed' | 'error';
+  result: string;
+  tokens: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  llm_model_provider: string | null;
+  llm_model_name: string | null;
+}
+
+/**
+ * The queue: claims with a lease and a fencing number, heartbeats, and the worker's fenced writes.
+ * PostgreSQL claims with `FOR UPDATE SKIP LOCKED`, so concurrent workers never take the same row;
+ * SQLite claims with one atomic `UPDATE ... WHERE key IN (SELECT ... LIMIT 1) RETURNING` (SQLite has one writer).
+ */
+export class TaskQueueRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Claims the oldest pending task that is due. */
+  claimPending(owner: string, now: number, leaseMs: number): Promise<TaskRow | undefined> {
+    return this.claim(sql`status = 'pending' and queued_at <= ${now}`, sql`queued_at`, owner, now, leaseMs);
+  }
+
+  /** Claims a task whose worker stopped heart-beating (it died), while it has attempts left. */
+  claimExpired(owner: string, now: number, leaseMs: number): Promise<TaskRow | undefined> {
+    return this.claim(
+      sql`status in ('executing', 'paused') and lease_expires_at < ${now} and execution_attempts < max_attempts`,
+      sql`lease_expires_at`,
+      owner,
+      now,
+      leaseMs,
+    );
+  }
+
+  private async claim(candidate: ReturnType<typeof sql>, order: ReturnType<typeof sql>, owner: string, now: number, leaseMs: number) {
+    const set = sql`status = 'executing', lease_owner = ${owner}, lease_expires_at = ${now + leaseMs}, heartbeat_at = ${now},
+      fence = fence + 1, execution_attempts = execution_attempts + 1, hitl_request = null, hitl_decision = null,
+      started_at = coalesce(started_at, ${now}), updated_at = ${now}`;
+    const k = this.db.kysely;
+    if (this.db.dialect === 'postgres') {
+      const r = await sql<TaskRow>`
+        with c as (select organization_id, id from tasks where ${candidate} order by ${order} limit 1 for update skip locked)
+        update tasks t set ${set} from c where t.organization_id = c.organization_id and t.id = c.id returning t.*`.execute(k);
+      return r.rows[0];
+    }
+    const r = await sql<TaskRow>`
+      update tasks set ${set}
+      where (organization_id, id) in (select organization_id, id from tasks where ${candidate} order by ${order} limit 1)
+      returning *`.execute(k);
+    return r.rows[0];
+  }
+
+  /**
+   * Ends tasks whose workers died more often than their attempts allow, as `error`.
+   * Returns them so the caller can record the trace and wake waiters.
+   */
+  async sweepExhausted(now: number, result: (attempts: number) => string): Promise<TaskRow[]> {
+    const rows = await this.db.kysely
+      .selectFrom('tasks')
+      .select(['organization_id', 'id', 'fence', 'execution_attempts'])
+      .where('status', 'in', ['executing', 'paused'])
+      .where('lease_expires_at', '<', now)
+      .whereRef('execution_attempts', '>=', 'max_attempts')
+      .limit(100)
+      .execute();
+    const ended: TaskRow[] = [];
+    for (const r of rows) {
+      const row = await this.db.kysely
+        .updateTable('tasks')
+        .set((eb) => ({
+          status: 'error',
+          result: result(r.execution_attempts),
+          fence: eb('fence', '+', 1),
+          lease_owner: null,
+          lease_expires_at: null,
+          sealed_user_tokens: null,
+          hitl_request: null,
+          hitl_decision: null,
+          finished_at: now,
+          updated_at: now,
+        }))
+        .where('organization_id', '=', r.organization_id)
+        .where('id', '=', r.id)
+        .where('fence', '=', r.fence)
+        .returningAll()
+        .executeTakeFirst();
+      if (row) ended.push(row);
+    }
+    return ended;
+  }
+
+  /** Extends the lease; false when the task is no longer this worker's (stopped, reclaimed, deleted). */
+  async heartbeat(l: Lease, now: number, leaseMs: number): Promise<boolean> {
+    const r = await this.fenced(this.db.kysely.updateTable('tasks').set({ lease_expires_at: now + leaseMs, heartbeat_at: now }), l).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** What this worker's tasks look like now: fence, status and any approval decision. */
+  async owned(owner: string): Promise<Pick<TaskRow, 'organization_id' | 'id' | 'fence' | 'status' | 'hitl_decision'>[]> {
+    return this.db.kysely
+      .selectFrom('tasks')
+      .select(['organization_id', 'id', 'fence', 'status', 'hitl_decision'])
+      .where('lease_owner', '=', owner)
+      .execute();
+  }
+
+  async pause(l: Lease, hitlRequest: string, now: number): Promise<boolean> {
+    const q = this.db.kysely.updateTable('tasks').set({ status: 'paused', hitl_request: hitlRequest, hitl_decision: null, updated_at: now });
+    const r = await this.fenced(q, l).where('status', '=', 'executing').executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Consumes a decision the API recorded (the task is already back to `executing`). */
+  async clearDecision(l: Lease, now: number): Promise<boolean> {
+    const r = await this.fenced(this.db.kysely.updateTable('tasks').set({ hitl_decision: null, updated_at: now }), l).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Appends a trace event only while the lease holds: a stale worker's events never reach the trace. */
+  async appendEvent(l: Lease, type: string, time: number, data: string): Promise<number | undefined> {
+    const k = this.db.kysely;
+    const r = await k
+      .insertInto('task_events')
+      .columns(['organization_id', 'task_id', 'type', 'time', 'data'])
+      .expression(
+        k
+          .selectFrom('tasks')
+          .select((eb) => [eb.val(l.organizationId).as('organization_id'), eb.val(l.taskId).as('task_id'), eb.val(type).as('type'), eb.val(time).as('time'), eb.val(data).as('data')])
+          .where('organization_id', '=', l.organizationId)
+          .where('id', '=', l.taskId)
+          .where('fence', '=', l.fence),
+      )
+      .returning('seq')
+      .executeTakeFirst();
+    return r ? Number(r.seq) : undefined;
+  }
+
+  /**
+   * Records the outcome, the run's thread messages and the final event in one transaction, only while the
+   * lease holds. Returns the updated row, or undefined when this worker's attempt is stale (nothing is written).
+   */
+  async finish(l: Lease, f: FinishFields, messages: NewMessageRow[], event: { type: string; data: (row: TaskRow) => string }, now: number): Promise<TaskRow | undefined> {
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const row = await this.fenced(
+        trx.updateTable('tasks').set((eb) => ({
+          status: f.status,
+          result: f.result,
+          prompt_tokens: eb('prompt_tokens', '+', f.tokens.prompt_tokens),
+          completion_tokens: eb('completion_tokens', '+', f.tokens.completion_tokens),
+          total_tokens: eb('total_tokens', '+', f.tokens.total_tokens),
+          llm_model_provider: f.llm_model_provider,
+          llm_model_name: f.llm_model_name,
+          lease_owner: null,
+          lease_expires_at: null,
+          sealed_user_tokens: null,
+          hitl_request: null,
+          hitl_decision: null,
+          finished_at: now,
+          updated_at: now,
+        })),
+        l,
+      )
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) return undefined;
+      if (messages.length) await trx.insertInto('task_messages').values(messages).execute();
+      await this.insertEvent(trx, l, event.type, now, event.data(row));
+      return row;
+    });
+  }
+
+  /** Puts the task back in the queue (retry after an error, or a worker shutting down), keeping or returning the attempt. */
+  async requeue(l: Lease, at: number, now: number, opts: { refundAttempt: boolean; tokens?: FinishFields['tokens'] }): Promise<TaskRow | undefined> {
+    return this.fenced(
+      this.db.kysely.updateTable('tasks').set((eb) => ({
+        status: 'pending',
+        lease_owner: null,
+        lease_expires_at: null,
+        hitl_request: null,
+        hitl_decision: null,
+        queued_at: at,
+        updated_at: now,
+        ...(opts.refundAttempt ? { execution_attempts: eb('execution_attempts', '-', 1) } : {}),
+        ...(opts.tokens
+          ? {
+              prompt_tokens: eb('prompt_tokens', '+', opts.tokens.prompt_tokens),
+              completion_tokens: eb('completion_tokens', '+', opts.tokens.completion_tokens),
+              total_tokens: eb('total_tokens', '+', opts.tokens.total_tokens),
+            }
+          : {}),
+      })),
+      l,
+    )
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async history(orgId: string, taskId: string, beforeRun: number): Promise<import('./tasks.repository.js').TaskMessageRow[]> {
+    return this.db.kysely
+      .selectFrom('task_messages')
+      .selectAll()
+      .where('organization_id', '=', orgId)
+      .where('task_id', '=', taskId)
+      .where('run', '<', beforeRun)
+      .orderBy('seq')
+      .execute();
+  }
+
+  private async insertEvent(trx: Transaction<Database>, l: Lease, type: string, time: number, data: string): Promise<void> {
+    await trx.insertInto('task_events').values({ organization_id: l.organizationId, task_id: l.taskId, type, time, data }).execute();
+  }
+
+  private fenced<Q extends { where: (...a: any[]) => any }>(q: Q, l: Lease): Q {
+    return q.where('organization_id', '=', l.organizationId).where('id', '=', l.taskId).where('fence', '=', l.fence);
+  }
+}

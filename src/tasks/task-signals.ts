@@ -1,0 +1,166 @@
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import type { Logger } from '../lib/logger.js';
+
+/**
+ * Wake-ups between the parts of the tasks domain: "a task was queued" (workers), "a task changed" (waiters,
+ * event followers, the worker that runs it: stop and approval decisions). In-process listeners hear them at
+ * once; on PostgreSQL they cross processes through LISTEN/NOTIFY. Signals are only hints: every listener
+ * re-reads the database, and polls as a fallback, so a lost notification delays but never loses anything.
+ */
+export type TaskSignal = { kind: 'queued' } | { kind: 'task'; organizationId: string; taskId: string };
+
+const CHANNEL = 'agentry_tasks';
+/** Notifications for one task are coalesced over this window: a streaming run emits an event per token. */
+const NOTIFY_COALESCE_MS = 20;
+
+export class TaskSignals {
+  private readonly bus = new EventEmitter();
+  private listenClient?: pg.Client;
+  private connecting?: Promise<void>;
+  private closed = false;
+  private pendingNotify = new Map<string, TaskSignal>();
+  private flushTimer?: NodeJS.Timeout;
+  private reconnectTimer?: NodeJS.Timeout;
+  /** Identifies this instance's own notifications, which its listeners already heard in-process. */
+  private readonly instance = Math.random().toString(36).slice(2);
+
+  /**
+   * @param notify sends one NOTIFY payload through the shared pool (PostgreSQL only)
+   * @param listenUrl connection string for the dedicated LISTEN connection (PostgreSQL only)
+   */
+  constructor(
+    private readonly log: Logger,
+    private readonly notify?: (channel: string, payload: string) => Promise<void>,
+    private readonly listenUrl?: string,
+  ) {
+    this.bus.setMaxListeners(0);
+  }
+
+  /** True when other processes' signals arrive here; otherwise listeners must poll to see them. */
+  get crossProcess(): boolean {
+    return !!this.listenUrl;
+  }
+
+  /** Subscribes; returns the unsubscribe function. Starts listening on PostgreSQL on first use. */
+  on(listener: (s: TaskSignal) => void): () => void {
+    this.bus.on('signal', listener);
+    void this.ensureListening();
+    return () => this.bus.off('signal', listener);
+  }
+
+  publish(signal: TaskSignal): void {
+    this.bus.emit('signal', signal);
+    if (!this.notify || this.closed) return;
+    const key = signal.kind === 'queued' ? 'queued' : `${signal.organizationId}\u0000${signal.taskId}`;
+    this.pendingNotify.set(key, signal);
+    this.flushTimer ??= setTimeout(() => void this.flush(), NOTIFY_COALESCE_MS);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      await this.flush();
+    }
+    const client = this.listenClient;
+    this.listenClient = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  private async flush(): Promise<void> {
+    this.flushTimer = undefined;
+    const signals = [...this.pendingNotify.values()];
+    this.pendingNotify.clear();
+    for (const s of signals) {
+      try {
+        await this.notify!(CHANNEL, JSON.stringify({ ...s, from: this.instance }));
+      } catch (err) {
+        this.log.warn({ err }, 'task notification failed; listeners will poll');
+      }
+    }
+  }
+
+  private ensureListening(): Promise<void> | undefined {
+    if (!this.listenUrl || this.closed || this.listenClient) return;
+    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.listenUrl });
+    client.on('notification', (msg) => {
+      if (msg.channel !== CHANNEL || !msg.payload) return;
+      try {
+        const s = JSON.parse(msg.payload) as TaskSignal & { from?: string };
+        if (s.from === this.instance) return;
+        this.bus.emit('signal', s.kind === 'queued' ? { kind: 'queued' } : { kind: 'task', organizationId: s.organizationId, taskId: s.taskId });
+      } catch {
+        // A malformed payload is someone else's; ignore it.
+      }
+    });
+    client.on('error', (err) => {
+      this.log.warn({ err }, 'task notification connection lost; reconnecting');
+      if (this.listenClient === client) this.listenClient = undefined;
+      client.end().catch(() => {});
+      this.scheduleReconnect();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      if (this.closed) {
+        await client.end();
+        return;
+      }
+      this.listenClient = client;
+      // Anything missed while disconnected: listeners re-read on any signal.
+      this.bus.emit('signal', { kind: 'queued' });
+    } catch (err) {
+      this.log.warn({ err }, 'cannot listen for task notifications; polling meanwhile');
+      client.end().catch(() => {});
+      this.scheduleReconnect();
+    }
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer || this.bus.listenerCount('signal') === 0) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.ensureListening();
+    }, 1000);
+  }
+}
+
+/**
+ * A resettable wake-up for loops that sleep until a signal or a poll interval, whichever comes first.
+ * `wake()` before `sleep()` is remembered, so a signal that races the loop is never lost.
+ */
+export class Waker {
+  private pending = false;
+  private resolve?: () => void;
+  private timer?: NodeJS.Timeout;
+
+  wake(): void {
+    if (this.resolve) {
+      const r = this.resolve;
+      this.resolve = undefined;
+      clearTimeout(this.timer);
+      r();
+    } else this.pending = true;
+  }
+
+  sleep(ms: number): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.resolve = resolve;
+      this.timer = setTimeout(() => {
+        this.resolve = undefined;
+        resolve();
+      }, ms);
+    });
+  }
+}

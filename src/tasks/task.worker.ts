@@ -1,0 +1,280 @@
+import { hostname } from 'node:os';
+import type { Startable } from '../container.js';
+import { isAppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { randomToken } from '../lib/ids.js';
+import type { Logger } from '../lib/logger.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
+import { taskStrategies, type RunnableAgent, type TaskAgentDirectory } from './task-agents.js';
+import type { FinishFields, Lease, TaskQueueRepository } from './task-queue.repository.js';
+import { parseTimeMs, presentMessage, presentTask } from './task.presenter.js';
+import { TaskSignals, Waker } from './task-signals.js';
+import type { TaskEvent } from './task.types.js';
+import type { TaskRow, TasksRepository } from './tasks.repository.js';
+import { eventRow } from './tasks.service.js';
+
+export interface TaskWorkerDeps {
+  queue: TaskQueueRepository;
+  tasks: TasksRepository;
+  signals: TaskSignals;
+  agents: TaskAgentDirectory;
+  runner: TaskRunner;
+  secretBox: SecretBox;
+  clock: Clock;
+  log: Logger;
+  concurrency: number;
+  leaseMs: number;
+}
+
+/** How often a busy worker checks its tasks for stop requests and approval decisions (stop must land within 1 s). */
+const CONTROL_MS = 250;
+/** How long shutdown waits for aborted runs to hand their tasks back. */
+const SHUTDOWN_GRACE_MS = 5000;
+
+type AbortReason = 'lost' | 'shutdown';
+
+interface Execution {
+  lease: Lease;
+  abort: AbortController;
+  reason?: AbortReason;
+  lastBeat: number;
+  approval?: (approved: boolean) => void;
+  done: Promise<void>;
+}
+
+/**
+ * The worker role: claims tasks with a lease and a fencing number, runs them through the TaskRunner with the
+ * configured concurrency, heart-beats, and records what comes back. A task whose worker died is claimed again
+ * once its lease runs out; a stopped or reclaimed task's old worker aborts and all of its writes are refused.
+ */
+export class TaskWorker implements Startable {
+  readonly owner = `${hostname()}:${process.pid}:${randomToken(6)}`;
+  private readonly running = new Map<string, Execution>();
+  private readonly claimWaker = new Waker();
+  private readonly controlWaker = new Waker();
+  private active = false;
+  private loops: Promise<void>[] = [];
+  private unsubscribe?: () => void;
+
+  constructor(private readonly d: TaskWorkerDeps) {}
+
+  async start(): Promise<void> {
+    if (this.active) return;
+    this.active = true;
+    this.unsubscribe = this.d.signals.on((s) => {
+      if (s.kind === 'queued') this.claimWaker.wake();
+      else if (this.running.has(key(s.organizationId, s.taskId))) this.controlWaker.wake();
+    });
+    this.loops = [this.claimLoop(), this.controlLoop()];
+  }
+
+  async stop(): Promise<void> {
+    if (!this.active) return;
+    this.active = false;
+    this.unsubscribe?.();
+    this.claimWaker.wake();
+    this.controlWaker.wake();
+    for (const e of this.running.values()) this.abort(e, 'shutdown');
+    const runs = Promise.all([...this.running.values()].map((e) => e.done));
+    await Promise.race([runs, new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS).unref())]);
+    await Promise.all(this.loops);
+  }
+
+  /** Idle polling also finds expired leases; on PostgreSQL new tasks arrive by notification. */
+  private get pollMs(): number {
+    return this.d.signals.crossProcess ? 1000 : 250;
+  }
+
+  private async claimLoop(): Promise<void> {
+    while (this.active) {
+      try {
+        await this.sweep();
+        while (this.active && this.running.size < this.d.concurrency) {
+          const now = this.d.clock.now();
+          const row = (await this.d.queue.claimExpired(this.owner, now, this.d.leaseMs)) ?? (await this.d.queue.claimPending(this.owner, now, this.d.leaseMs));
+          if (!row) break;
+          this.launch(row);
+        }
+      } catch (err) {
+        this.d.log.error({ err }, 'task claim failed; retrying');
+      }
+      await this.claimWaker.sleep(this.pollMs);
+    }
+  }
+
+  /** Heartbeats, stop detection and approval decisions for the tasks this worker holds. */
+  private async controlLoop(): Promise<void> {
+    while (this.active) {
+      if (this.running.size > 0) {
+        try {
+          await this.control();
+        } catch (err) {
+          this.d.log.warn({ err }, 'task control check failed');
+        }
+      }
+      await this.controlWaker.sleep(CONTROL_MS);
+    }
+  }
+
+  private async control(): Promise<void> {
+    const owned = new Map((await this.d.queue.owned(this.owner)).map((r) => [key(r.organization_id, r.id), r]));
+    const now = this.d.clock.now();
+    for (const [k, e] of this.running) {
+      if (e.abort.signal.aborted) continue;
+      const row = owned.get(k);
+      if (!row || Number(row.fence) !== e.lease.fence || !['executing', 'paused'].includes(row.status)) {
+        this.abort(e, 'lost');
+        continue;
+      }
+      if (row.hitl_decision && e.approval) {
+        const resolve = e.approval;
+        e.approval = undefined;
+        if (await this.d.queue.clearDecision(e.lease, now)) resolve(row.hitl_decision === 'approved');
+        else this.abort(e, 'lost');
+      }
+      if (now - e.lastBeat >= this.d.leaseMs / 3) {
+        if (await this.d.queue.heartbeat(e.lease, now, this.d.leaseMs)) e.lastBeat = now;
+        else this.abort(e, 'lost');
+      }
+    }
+  }
+
+  /** Ends tasks whose workers died too often. */
+  private async sweep(): Promise<void> {
+    const now = this.d.clock.now();
+    const ended = await this.d.queue.sweepExhausted(now, (n) => `The task was abandoned: the worker running it stopped responding (${n} attempts)`);
+    for (const row of ended) {
+      await this.d.tasks.appendEvent(undefined, eventRow(row, 'task_finished', now, presentTask(row)));
+      this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id });
+    }
+  }
+
+  private launch(row: TaskRow): void {
+    const lease: Lease = { organizationId: row.organization_id, taskId: row.id, fence: Number(row.fence) };
+    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now() } as Execution;
+    const k = key(lease.organizationId, lease.taskId);
+    this.running.set(k, e);
+    e.done = this.execute(row, e)
+      .catch((err) => this.d.log.error({ err, task_id: row.id }, 'task execution failed'))
+      .finally(() => {
+        if (this.running.get(k) === e) this.running.delete(k);
+        this.claimWaker.wake();
+      });
+  }
+
+  private abort(e: Execution, reason: AbortReason): void {
+    if (e.abort.signal.aborted) return;
+    e.reason = reason;
+    e.abort.abort(new Error(reason === 'lost' ? 'The task was stopped or taken over' : 'The worker is shutting down'));
+    e.approval?.(false);
+  }
+
+  private async execute(row: TaskRow, e: Execution): Promise<void> {
+    const { lease } = e;
+    const log = this.d.log.child({ task_id: row.id, attempt: row.execution_attempts });
+    await this.emit(e, 'task_updated', presentTask(row));
+    let agent: RunnableAgent | undefined;
+    let outcome: RunOutcome;
+    try {
+      const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
+      agent = await this.d.agents.getRunnable(row.organization_id, row.agent_id, version);
+      const history = (await this.d.queue.history(row.organization_id, row.id, row.run)).map(presentMessage);
+      const req: RunRequest = {
+        task: presentTask(row),
+        agent: agent.config,
+        history,
+        extras: {
+          userTokens: row.sealed_user_tokens ? this.d.secretBox.openJson<Record<string, string>>(row.sealed_user_tokens) : undefined,
+          disableAttachmentInjection: Number(row.disable_attachment_injection) === 1,
+          instructionsOverride: row.instructions_override,
+          expectedOutput: row.expected_output,
+        },
+        signal: e.abort.signal,
+        emit: (type, data) => this.emit(e, type, data),
+        requestApproval: (r) => this.requestApproval(e, r),
+      };
+      outcome = await this.d.runner.run(req);
+    } catch (err) {
+      if (e.abort.signal.aborted) return this.afterAbort(e);
+      if (isAppError(err) && err.code === 'not_found') outcome = failure('error', err.message);
+      else {
+        log.error({ err }, 'task runner threw');
+        outcome = failure('error', 'The task failed because of an internal error');
+      }
+    }
+    if (e.abort.signal.aborted) return this.afterAbort(e);
+    await this.record(e, row, outcome, agent);
+  }
+
+  private async record(e: Execution, row: TaskRow, outcome: RunOutcome, agent: RunnableAgent | undefined): Promise<void> {
+    const now = this.d.clock.now();
+    const tokens = outcome.tokens ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+    const retry = outcome.status === 'error' && agent && taskStrategies(agent.config).retryOnError && row.execution_attempts < row.max_attempts;
+    if (retry) {
+      // Exponential back-off between whole-run retries: 1 s, 2 s, 4 s ... at most 30 s.
+      const at = now + Math.min(30_000, 1000 * 2 ** (row.execution_attempts - 1));
+      const requeued = await this.d.queue.requeue(e.lease, at, now, { refundAttempt: false, tokens });
+      if (requeued) {
+        await this.d.tasks.appendEvent(undefined, eventRow(requeued, 'task_updated', now, { ...presentTask(requeued), retry_reason: outcome.result }));
+        this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id });
+      }
+      return;
+    }
+    const fields: FinishFields = {
+      status: outcome.status,
+      result: outcome.result,
+      tokens,
+      llm_model_provider: outcome.llm_model_provider,
+      llm_model_name: outcome.llm_model_name,
+    };
+    const messages = (outcome.messages ?? []).map((m) => ({
+      organization_id: row.organization_id,
+      task_id: row.id,
+      run: row.run,
+      role: m.role,
+      content: m.content,
+      tool_calls: m.tool_calls ? JSON.stringify(m.tool_calls) : null,
+      tool_call_id: m.tool_call_id ?? null,
+      created_at: parseTimeMs(m.created_at, now),
+    }));
+    const done = await this.d.queue.finish(e.lease, fields, messages, { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) }, now);
+    if (!done) this.d.log.warn({ task_id: row.id }, 'task outcome discarded: the task was stopped or taken over');
+    this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id });
+  }
+
+  /** A shutdown hands the task straight back to the queue without counting the attempt; a lost task is someone else's. */
+  private async afterAbort(e: Execution): Promise<void> {
+    if (e.reason !== 'shutdown') return;
+    const now = this.d.clock.now();
+    const row = await this.d.queue.requeue(e.lease, now, now, { refundAttempt: true });
+    if (row) this.d.signals.publish({ kind: 'queued' });
+  }
+
+  private async emit(e: Execution, type: TaskEvent['type'], data: object): Promise<void> {
+    const seq = await this.d.queue.appendEvent(e.lease, type, this.d.clock.now(), JSON.stringify(data));
+    if (seq === undefined) this.abort(e, 'lost');
+    else this.d.signals.publish({ kind: 'task', organizationId: e.lease.organizationId, taskId: e.lease.taskId });
+  }
+
+  /** Pauses the task until a person decides; a stop (or lost lease) meanwhile counts as a rejection. */
+  private async requestApproval(e: Execution, r: { tool: string; arguments: Record<string, unknown> }): Promise<boolean> {
+    const now = this.d.clock.now();
+    const decided = new Promise<boolean>((resolve) => (e.approval = resolve));
+    if (!(await this.d.queue.pause(e.lease, JSON.stringify({ tool: r.tool, arguments: r.arguments, requested_at: now }), now))) {
+      this.abort(e, 'lost');
+      return false;
+    }
+    const row = await this.d.tasks.find(e.lease.organizationId, e.lease.taskId);
+    if (row) await this.emit(e, 'task_updated', presentTask(row));
+    return decided;
+  }
+}
+
+function key(orgId: string, taskId: string): string {
+  return `${orgId}\u0000${taskId}`;
+}
+
+function failure(status: RunOutcome['status'], result: string): RunOutcome {
+  return { status, result, tokens: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, messages: [], llm_model_provider: null, llm_model_name: null };
+}

@@ -1,0 +1,215 @@
+import type { Insertable, Selectable, Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import type { TaskStatus } from './task.types.js';
+
+export type TaskRow = Selectable<Database['tasks']>;
+export type TaskEventRow = Selectable<Database['task_events']>;
+export type TaskMessageRow = Selectable<Database['task_messages']>;
+export type NewTaskRow = Insertable<Database['tasks']>;
+export type NewMessageRow = Omit<Insertable<Database['task_messages']>, 'seq'>;
+
+const ACTIVE: TaskStatus[] = ['pending', 'executing', 'paused'];
+
+export interface TaskFilter {
+  agentId?: string;
+  status?: TaskStatus;
+  userId?: string;
+  source?: string;
+  fromMs?: number;
+  toMs?: number;
+}
+
+/** The fields a continuation resets: a new run of the same conversation, back in the queue. */
+export type ContinuationFields = Pick<
+  TaskRow,
+  | 'agent_version'
+  | 'source'
+  | 'input_text'
+  | 'input_files'
+  | 'input_user'
+  | 'user_id'
+  | 'additional_context'
+  | 'expected_output'
+  | 'instructions_override'
+  | 'output_format'
+  | 'output_schema'
+  | 'disable_attachment_injection'
+  | 'sealed_user_tokens'
+  | 'max_attempts'
+  | 'parent_execution'
+>;
+
+/**
+ * SQL of the API side of tasks: records, trace, thread and run accounting. Every query filters by organization.
+ * The worker's claim and fenced writes live in task-queue.repository.ts.
+ */
+export class TasksRepository {
+  constructor(private readonly db: Db) {}
+
+  transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return this.db.kysely.transaction().execute(fn);
+  }
+
+  async find(orgId: string, id: string, trx: Transaction<Database> | Db['kysely'] = this.db.kysely): Promise<TaskRow | undefined> {
+    return trx.selectFrom('tasks').selectAll().where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+  }
+
+  async insert(trx: Transaction<Database>, row: NewTaskRow): Promise<void> {
+    await trx.insertInto('tasks').values(row).execute();
+  }
+
+  /** Starts the next run of a finished conversation; false when the task is not final (still queued or running). */
+  async continueRun(trx: Transaction<Database>, orgId: string, id: string, fields: ContinuationFields, now: number): Promise<TaskRow | undefined> {
+    return trx
+      .updateTable('tasks')
+      .set((eb) => ({
+        ...fields,
+        status: 'pending',
+        result: null,
+        run: eb('run', '+', 1),
+        execution_attempts: 0,
+        is_manually_stopped: 0,
+        lease_owner: null,
+        lease_expires_at: null,
+        heartbeat_at: null,
+        hitl_request: null,
+        hitl_decision: null,
+        queued_at: now,
+        updated_at: now,
+        started_at: null,
+        finished_at: null,
+      }))
+      .where('organization_id', '=', orgId)
+      .where('id', '=', id)
+      .where('status', 'not in', ACTIVE)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async insertRun(trx: Transaction<Database>, row: Insertable<Database['task_runs']>): Promise<void> {
+    await trx.insertInto('task_runs').values(row).execute();
+  }
+
+  async countRunsSince(orgId: string, agentId: string, sinceMs: number): Promise<number> {
+    const r = await this.db.kysely
+      .selectFrom('task_runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', orgId)
+      .where('agent_id', '=', agentId)
+      .where('created_at', '>=', sinceMs)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async list(orgId: string, f: TaskFilter, offset: number, limit: number): Promise<{ rows: TaskRow[]; total: number }> {
+    let q = this.db.kysely.selectFrom('tasks').where('organization_id', '=', orgId);
+    if (f.agentId) q = q.where('agent_id', '=', f.agentId);
+    if (f.status) q = q.where('status', '=', f.status);
+    if (f.userId) q = q.where('user_id', '=', f.userId);
+    if (f.source) q = q.where('source', '=', f.source);
+    if (f.fromMs !== undefined) q = q.where('created_at', '>=', f.fromMs);
+    if (f.toMs !== undefined) q = q.where('created_at', '<=', f.toMs);
+    const [rows, count] = await Promise.all([
+      q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
+      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.n) };
+  }
+
+  /** Child task ids (sub-agent runs) of the given tasks, in creation order. */
+  async children(orgId: string, parentIds: string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (parentIds.length === 0) return out;
+    const rows = await this.db.kysely
+      .selectFrom('tasks')
+      .select(['id', 'parent_execution'])
+      .where('organization_id', '=', orgId)
+      .where('parent_execution', 'in', parentIds)
+      .orderBy('created_at')
+      .execute();
+    for (const r of rows) {
+      const list = out.get(r.parent_execution!) ?? [];
+      list.push(r.id);
+      out.set(r.parent_execution!, list);
+    }
+    return out;
+  }
+
+  /** Ends a queued, running or paused task as stopped, taking it from its worker (the fence moves on). */
+  async stop(trx: Transaction<Database>, orgId: string, id: string, now: number): Promise<TaskRow | undefined> {
+    return trx
+      .updateTable('tasks')
+      .set((eb) => ({
+        status: 'stopped',
+        is_manually_stopped: 1,
+        fence: eb('fence', '+', 1),
+        lease_owner: null,
+        lease_expires_at: null,
+        sealed_user_tokens: null,
+        hitl_request: null,
+        hitl_decision: null,
+        finished_at: now,
+        updated_at: now,
+      }))
+      .where('organization_id', '=', orgId)
+      .where('id', '=', id)
+      .where('status', 'in', ACTIVE)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** Records a person's decision on a paused task; the worker that holds it picks the decision up. */
+  async decide(trx: Transaction<Database>, orgId: string, id: string, decision: 'approved' | 'rejected', now: number): Promise<TaskRow | undefined> {
+    return trx
+      .updateTable('tasks')
+      .set({ status: 'executing', hitl_decision: decision, hitl_request: null, updated_at: now })
+      .where('organization_id', '=', orgId)
+      .where('id', '=', id)
+      .where('status', '=', 'paused')
+      .where('hitl_request', 'is not', null)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async delete(orgId: string, id: string): Promise<boolean> {
+    return this.transaction(async (trx) => {
+      await trx.deleteFrom('task_events').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
+      await trx.deleteFrom('task_messages').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
+      await trx.deleteFrom('task_runs').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
+      const r = await trx.deleteFrom('tasks').where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    });
+  }
+
+  /** Appends a trace event written by the API side (submission, stop, decisions); returns its sequence number. */
+  async appendEvent(
+    trx: Transaction<Database> | undefined,
+    e: { organization_id: string; task_id: string; type: string; time: number; data: string },
+  ): Promise<number> {
+    const r = await (trx ?? this.db.kysely).insertInto('task_events').values(e).returning('seq').executeTakeFirstOrThrow();
+    return Number(r.seq);
+  }
+
+  async events(orgId: string, taskId: string, afterSeq: number, limit: number): Promise<TaskEventRow[]> {
+    return this.db.kysely
+      .selectFrom('task_events')
+      .selectAll()
+      .where('organization_id', '=', orgId)
+      .where('task_id', '=', taskId)
+      .where('seq', '>', afterSeq)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+  }
+
+  async thread(orgId: string, taskId: string): Promise<TaskMessageRow[]> {
+    return this.db.kysely
+      .selectFrom('task_messages')
+      .selectAll()
+      .where('organization_id', '=', orgId)
+      .where('task_id', '=', taskId)
+      .orderBy('seq')
+      .execute();
+  }
+}

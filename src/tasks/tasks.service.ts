@@ -1,0 +1,316 @@
+import { performance } from 'node:perf_hooks';
+import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import type { ThreadMessage } from '../runtime/task-runner.js';
+import { taskStrategies, type TaskAgentDirectory } from './task-agents.js';
+import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
+import { presentEvent, presentMessage, presentTask } from './task.presenter.js';
+import { TaskSignals, Waker } from './task-signals.js';
+import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus } from './task.types.js';
+import { isUniqueViolation } from '../db/database.js';
+import type { ContinuationFields, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
+
+const DAY_MS = 86_400_000;
+const TITLE_CHARS = 80;
+const EVENT_BATCH = 500;
+
+export interface TaskPage {
+  items: Task[];
+  total: number;
+}
+
+/**
+ * Use cases of tasks: submission (API invoke, webhooks, sub-agents), waiting, reading, stopping and the
+ * supervised-approval decisions. The worker (task.worker.ts) runs what this commits.
+ */
+export class TasksService implements TaskSubmitter {
+  constructor(
+    private readonly repo: TasksRepository,
+    private readonly agents: TaskAgentDirectory,
+    private readonly signals: TaskSignals,
+    private readonly secretBox: SecretBox,
+    private readonly clock: Clock,
+  ) {}
+
+  async submit(s: TaskSubmission): Promise<Task> {
+    return (await this.enqueue(s)).task;
+  }
+
+  /**
+   * Commits the task (new, or the next run of a finished conversation) as `pending` and wakes the workers.
+   * `cursor` is the trace position just before this run's `task_created` event, for streaming it.
+   */
+  async enqueue(s: TaskSubmission): Promise<{ task: Task; cursor: number }> {
+    if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
+    const agent = await this.agents.getRunnable(s.organizationId, s.agentId, s.version);
+    if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
+    const strategies = taskStrategies(agent.config);
+    const now = this.clock.now();
+    if (strategies.maxRunsPerDay !== undefined) await this.checkDailyLimit(s, strategies.maxRunsPerDay, now);
+
+    const id = s.taskId ?? newId();
+    const cfg = agent.config;
+    const fields: ContinuationFields = {
+      agent_version: String(agent.version),
+      source: s.source,
+      input_text: s.text,
+      input_files: JSON.stringify(s.files ?? []),
+      input_user: s.user ? JSON.stringify(s.user) : null,
+      user_id: s.user?.id ?? null,
+      additional_context: s.additionalContext ?? null,
+      expected_output: s.expectedOutput ?? null,
+      instructions_override: s.instructionsOverride ?? null,
+      // The effective format of this run: the invocation's, else the agent's.
+      output_format: s.outputFormat ?? (typeof cfg.output_format === 'string' ? cfg.output_format : null),
+      output_schema: jsonOrNull(s.outputSchema ?? (isObject(cfg.output_schema) ? cfg.output_schema : null)),
+      disable_attachment_injection: s.disableAttachmentInjection ? 1 : 0,
+      sealed_user_tokens: s.userTokens && Object.keys(s.userTokens).length ? this.secretBox.sealJson(s.userTokens) : null,
+      max_attempts: strategies.maxAttempts,
+      parent_execution: s.parentExecution ?? null,
+    };
+
+    // A concurrent first submission of the same new id loses the insert race once, then sees the task.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const out = await this.repo.transaction(async (trx) => {
+          const existing = await this.repo.find(s.organizationId, id, trx);
+          let row: TaskRow | undefined;
+          if (existing) {
+            if (existing.agent_id !== s.agentId) throw new AppError('conflict', 'Task id is already used by another agent');
+            row = await this.repo.continueRun(trx, s.organizationId, id, fields, now);
+            if (!row) throw new AppError('conflict', 'Task is still running; wait for it to finish or stop it');
+          } else {
+            row = {
+              ...fields,
+              organization_id: s.organizationId,
+              id,
+              agent_id: s.agentId,
+              status: 'pending',
+              title: titleOf(s.text),
+              result: null,
+              is_manually_stopped: 0,
+              prompt_tokens: 0,
+              completion_tokens: 0,
+              total_tokens: 0,
+              llm_model_provider: null,
+              llm_model_name: null,
+              run: 1,
+              execution_attempts: 0,
+              fence: 0,
+              lease_owner: null,
+              lease_expires_at: null,
+              heartbeat_at: null,
+              queued_at: now,
+              hitl_request: null,
+              hitl_decision: null,
+              created_at: now,
+              updated_at: now,
+              started_at: null,
+              finished_at: null,
+            } satisfies TaskRow;
+            await this.repo.insert(trx, row);
+          }
+          await this.repo.insertRun(trx, { organization_id: s.organizationId, task_id: id, run: row.run, agent_id: s.agentId, created_at: now });
+          const task = presentTask(row);
+          const seq = await this.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
+          return { task, cursor: seq - 1 };
+        });
+        this.signals.publish({ kind: 'queued' });
+        this.signals.publish({ kind: 'task', organizationId: s.organizationId, taskId: id });
+        return out;
+      } catch (err) {
+        if (attempt === 0 && isUniqueViolation(err)) continue;
+        throw err;
+      }
+    }
+  }
+
+  async waitForFinal(organizationId: string, taskId: string, timeoutMs: number): Promise<Task> {
+    const deadline = performance.now() + timeoutMs;
+    return this.watch(organizationId, taskId, async (waker) => {
+      for (;;) {
+        const row = await this.repo.find(organizationId, taskId);
+        if (!row) throw AppError.notFound('Task');
+        const left = deadline - performance.now();
+        if (FINAL_STATUSES.has(row.status as TaskStatus) || row.status === 'paused' || left <= 0) return this.present(row);
+        await waker.sleep(Math.min(this.pollMs, left));
+      }
+    });
+  }
+
+  async get(organizationId: string, taskId: string): Promise<Task> {
+    const row = await this.repo.find(organizationId, taskId);
+    if (!row) throw AppError.notFound('Task');
+    return this.present(row);
+  }
+
+  async list(organizationId: string, filter: TaskFilter, page: number, perPage: number): Promise<TaskPage> {
+    const { rows, total } = await this.repo.list(organizationId, filter, (page - 1) * perPage, perPage);
+    const children = await this.repo.children(organizationId, rows.map((r) => r.id));
+    return { items: rows.map((r) => presentTask(r, children.get(r.id) ?? [])), total };
+  }
+
+  /** Tasks of one agent; an agent that never existed is a 404, a deleted agent's tasks stay readable. */
+  async listForAgent(organizationId: string, agentId: string, filter: TaskFilter, page: number, perPage: number): Promise<TaskPage> {
+    const out = await this.list(organizationId, { ...filter, agentId }, page, perPage);
+    if (out.total === 0 && !(await this.agents.exists(organizationId, agentId))) throw AppError.notFound('Agent');
+    return out;
+  }
+
+  /** Idempotent: a final task is returned as it is; an active one ends `stopped` and its worker aborts. */
+  async stop(organizationId: string, taskId: string): Promise<Task> {
+    const row = await this.repo.find(organizationId, taskId);
+    if (!row) throw AppError.notFound('Task');
+    if (FINAL_STATUSES.has(row.status as TaskStatus)) return this.present(row);
+    const now = this.clock.now();
+    const stopped = await this.repo.transaction(async (trx) => {
+      const r = await this.repo.stop(trx, organizationId, taskId, now);
+      if (r) await this.repo.appendEvent(trx, eventRow(r, 'task_finished', now, presentTask(r)));
+      return r;
+    });
+    this.signals.publish({ kind: 'task', organizationId, taskId });
+    // Lost a race with the worker finishing it: show the task as it ended.
+    return stopped ? this.present(stopped) : this.get(organizationId, taskId);
+  }
+
+  async delete(organizationId: string, taskId: string): Promise<void> {
+    const row = await this.repo.find(organizationId, taskId);
+    if (!row) throw AppError.notFound('Task');
+    // Stopping first moves the fence, so the worker running it aborts and can write nothing more.
+    if (!FINAL_STATUSES.has(row.status as TaskStatus)) await this.stop(organizationId, taskId);
+    if (!(await this.repo.delete(organizationId, taskId))) throw AppError.notFound('Task');
+    this.signals.publish({ kind: 'task', organizationId, taskId });
+  }
+
+  async thread(organizationId: string, taskId: string): Promise<ThreadMessage[]> {
+    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+    return (await this.repo.thread(organizationId, taskId)).map(presentMessage);
+  }
+
+  /** The whole trace so far. */
+  async events(organizationId: string, taskId: string): Promise<TaskEvent[]> {
+    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+    const out: TaskEvent[] = [];
+    for (let after = 0; ; ) {
+      const batch = await this.repo.events(organizationId, taskId, after, EVENT_BATCH);
+      for (const r of batch) out.push(withoutSeq(presentEvent(r)));
+      if (batch.length < EVENT_BATCH) return out;
+      after = Number(batch[batch.length - 1].seq);
+    }
+  }
+
+  /** Checks the task exists (a 404 before any streaming starts). */
+  async assertExists(organizationId: string, taskId: string): Promise<void> {
+    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+  }
+
+  /**
+   * Replays the trace after `afterSeq`, then follows it live until the task is final (or `abort` fires).
+   * Each event carries its `seq`, usable as an SSE id to resume from.
+   */
+  async *follow(organizationId: string, taskId: string, afterSeq: number, abort: AbortSignal): AsyncGenerator<TaskEvent & { seq: number }> {
+    const waker = new Waker();
+    const off = this.signals.on((s) => {
+      if (s.kind === 'task' && s.organizationId === organizationId && s.taskId === taskId) waker.wake();
+    });
+    const onAbort = () => waker.wake();
+    abort.addEventListener('abort', onAbort);
+    try {
+      let cursor = afterSeq;
+      while (!abort.aborted) {
+        // Read the status first: events committed with a final status are all visible to the read after it.
+        const row = await this.repo.find(organizationId, taskId);
+        const batch = await this.repo.events(organizationId, taskId, cursor, EVENT_BATCH);
+        for (const r of batch) {
+          cursor = Number(r.seq);
+          yield presentEvent(r);
+        }
+        if (batch.length === EVENT_BATCH) continue;
+        if (!row || FINAL_STATUSES.has(row.status as TaskStatus)) return;
+        await waker.sleep(this.pollMs);
+      }
+    } finally {
+      off();
+      abort.removeEventListener('abort', onAbort);
+    }
+  }
+
+  approve(organizationId: string, taskId: string): Promise<Task> {
+    return this.decide(organizationId, taskId, 'approved');
+  }
+
+  reject(organizationId: string, taskId: string): Promise<Task> {
+    return this.decide(organizationId, taskId, 'rejected');
+  }
+
+  private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected'): Promise<Task> {
+    const row = await this.repo.find(organizationId, taskId);
+    if (!row) throw AppError.notFound('Task');
+    const now = this.clock.now();
+    const decided = await this.repo.transaction(async (trx) => {
+      const r = await this.repo.decide(trx, organizationId, taskId, decision, now);
+      if (r) await this.repo.appendEvent(trx, eventRow(r, 'task_updated', now, { ...presentTask(r), hitl_decision: decision }));
+      return r;
+    });
+    if (!decided) throw new AppError('conflict', 'Task is not waiting for approval');
+    this.signals.publish({ kind: 'task', organizationId, taskId });
+    return this.present(decided);
+  }
+
+  private async checkDailyLimit(s: TaskSubmission, max: number, now: number): Promise<void> {
+    const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
+    const used = await this.repo.countRunsSince(s.organizationId, s.agentId, dayStart);
+    if (used >= max) {
+      const retryAfter = Math.max(1, Math.ceil((dayStart + DAY_MS - now) / 1000));
+      throw new AppError('rate_limited', `The agent's limit of ${max} runs per day is reached`, { retryAfter });
+    }
+  }
+
+  private async present(row: TaskRow): Promise<Task> {
+    const children = await this.repo.children(row.organization_id, [row.id]);
+    return presentTask(row, children.get(row.id) ?? []);
+  }
+
+  /** Another process may finish the task: without notifications across processes, poll briskly. */
+  private get pollMs(): number {
+    return this.signals.crossProcess ? 1000 : 200;
+  }
+
+  private async watch<T>(organizationId: string, taskId: string, fn: (waker: Waker) => Promise<T>): Promise<T> {
+    const waker = new Waker();
+    const off = this.signals.on((s) => {
+      if (s.kind === 'task' && s.organizationId === organizationId && s.taskId === taskId) waker.wake();
+    });
+    try {
+      return await fn(waker);
+    } finally {
+      off();
+    }
+  }
+}
+
+export function eventRow(row: Pick<TaskRow, 'organization_id' | 'id'>, type: TaskEvent['type'], time: number, data: unknown) {
+  return { organization_id: row.organization_id, task_id: row.id, type, time, data: JSON.stringify(data) };
+}
+
+function withoutSeq(e: TaskEvent & { seq: number }): TaskEvent {
+  const { seq: _seq, ...rest } = e;
+  return rest;
+}
+
+function titleOf(text: string): string | null {
+  const line = text.trim().split('\n')[0]?.trim() ?? '';
+  if (!line) return null;
+  const chars = [...line];
+  return chars.length > TITLE_CHARS ? chars.slice(0, TITLE_CHARS - 1).join('') + '…' : line;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === 'object' && !Array.isArray(v);
+}
+
+function jsonOrNull(v: unknown): string | null {
+  return v === null || v === undefined ? null : JSON.stringify(v);
+}

@@ -1,0 +1,87 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The tasks domain's tables. The `tasks` row is both the record the API shows and the queue entry the
+ * workers claim: there is no second job store to keep consistent with it.
+ */
+export interface TasksTables {
+  tasks: {
+    organization_id: string;
+    /** Caller-chosen (1-128 printable characters) or a UUIDv7; unique within the organization. */
+    id: string;
+    agent_id: string;
+    /** A published version number as text, or 'draft'. */
+    agent_version: string;
+    status: string;
+    source: string;
+    input_text: string;
+    input_files: string;
+    input_user: string | null;
+    user_id: string | null;
+    title: string | null;
+    result: string | null;
+    additional_context: string | null;
+    expected_output: string | null;
+    instructions_override: string | null;
+    output_format: string | null;
+    output_schema: string | null;
+    disable_attachment_injection: number;
+    /** The submission's user tokens, sealed with the secret box; wiped when the task ends. */
+    sealed_user_tokens: string | null;
+    parent_execution: string | null;
+    is_manually_stopped: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    llm_model_provider: string | null;
+    llm_model_name: string | null;
+    /** How many times this conversation was submitted (a continuation adds one). */
+    run: number;
+    /** Claims of the current run (reset when a conversation is continued). */
+    execution_attempts: number;
+    /** Claims allowed before a task whose worker keeps dying ends `error` (from the retry strategy). */
+    max_attempts: number;
+    /** Fencing token: increases on every claim, stop and sweep, never resets; every worker write checks it. */
+    fence: number;
+    lease_owner: string | null;
+    lease_expires_at: number | null;
+    heartbeat_at: number | null;
+    /** Queue order, and the earliest time the task may be claimed (retry back-off). */
+    queued_at: number;
+    hitl_request: string | null;
+    hitl_decision: string | null;
+    created_at: number;
+    updated_at: number;
+    started_at: number | null;
+    finished_at: number | null;
+  };
+  /** The execution trace (CONTRACT section 6 event envelope), in insertion order. */
+  task_events: {
+    seq: Generated<number>;
+    organization_id: string;
+    task_id: string;
+    type: string;
+    time: number;
+    data: string;
+  };
+  /** The conversation thread of a task, across its runs. */
+  task_messages: {
+    seq: Generated<number>;
+    organization_id: string;
+    task_id: string;
+    run: number;
+    role: string;
+    content: string;
+    tool_calls: string | null;
+    tool_call_id: string | null;
+    created_at: number;
+  };
+  /** One row per submission (run), so daily run limits count continued conversations too. */
+  task_runs: {
+    organization_id: string;
+    task_id: string;
+    run: number;
+    agent_id: string;
+    created_at: number;
+  };
+}
