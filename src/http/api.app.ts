@@ -5,6 +5,7 @@ import { installAuthHook } from './auth.hook.js';
 import { installErrorHandler } from './error-handler.js';
 import { Router } from './router.js';
 import { systemRoutes } from './routes/system.routes.js';
+import { filesRoutes } from './routes/files.routes.js';
 import { consolePlugin } from '../console/console.plugin.js';
 import { customFunctionsRoutes } from './routes/custom-functions.routes.js';
 
@@ -12,7 +13,7 @@ import { customFunctionsRoutes } from './routes/custom-functions.routes.js';
 export type RouteModule = (router: Router, c: Container) => void;
 
 /** Add one line per resource. */
-const routeModules: RouteModule[] = [systemRoutes, customFunctionsRoutes];
+const routeModules: RouteModule[] = [systemRoutes, customFunctionsRoutes, filesRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   const app = createFastify(c.log);
