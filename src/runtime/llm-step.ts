@@ -70,6 +70,9 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
     // Retries are the transport's (createRetryingFetch): one bounded policy for every provider.
     maxRetries: 0,
     abortSignal: req.signal,
+    // Errors arrive as `error` parts below and end the run with a clear result; the SDK's default console print
+    // would only duplicate them outside the structured log.
+    onError: () => undefined,
   });
 
   let text = '';

@@ -45,6 +45,8 @@ export interface RuntimeDeps {
 }
 
 export function createRuntime(deps: RuntimeDeps): Runtime {
+  // The SDK prints provider warnings (unknown model, unsupported setting) to the console; they belong in the log.
+  globalThis.AI_SDK_LOG_WARNINGS = (o) => deps.log.debug({ provider: o.provider, model: o.model, warnings: o.warnings }, 'LLM provider warnings');
   const secrets: OrgSecretReader = {
     reveal: async (orgId, name) => {
       const reader = deps.secrets?.();

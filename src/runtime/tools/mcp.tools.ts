@@ -1,0 +1,144 @@
+import type { SecretBox } from '../../lib/secret-box.js';
+import type { McpCallResult, McpClientPool, McpEndpoint, McpToolInfo } from '../../mcp/mcp-client-pool.js';
+import { inlineSettings, mcpSettingsOf } from '../../mcp/mcp-graph.js';
+import type { McpServerSettings } from '../../mcp/mcp.types.js';
+import type { GraphItem, RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
+import { toolName } from './index.js';
+
+/**
+ * MCP servers (graph items of type `mcp`): each server's tools, filtered by allowed_tools, become LLM tools named
+ * `<server>_<tool>`. A server that cannot be used for this run (down, refused by the egress policy, credentials
+ * rejected, OAuth token missing) never fails the run: it contributes one stand-in tool whose call fails with the
+ * reason, so the model can tell the user what is wrong.
+ */
+
+export interface McpToolProviderDeps {
+  registry: { settings(organizationId: string, id: string): Promise<McpServerSettings | undefined> };
+  pool: McpClientPool;
+  box: SecretBox;
+}
+
+const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {}, additionalProperties: false };
+
+export class McpToolProvider implements RuntimeToolProvider {
+  constructor(private readonly deps: McpToolProviderDeps) {}
+
+  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+    const items = agent.graph.filter((g) => g.type === 'mcp' && g.item_id);
+    return (await Promise.all(items.map((item) => this.toolsFor(item, ctx)))).flat();
+  }
+
+  private async toolsFor(item: GraphItem, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+    const itemId = item.id ?? item.item_id;
+    const label = item.name ?? (mcpSettingsOf(item).name as string | undefined) ?? itemId;
+    let settings: McpServerSettings;
+    try {
+      settings = await this.settingsOf(item, ctx.organizationId);
+    } catch (e) {
+      return [this.standIn(item, label, (e as Error).message)];
+    }
+    const prefix = toolName(settings.name, 'mcp').slice(0, 24);
+
+    let token: string | undefined;
+    if (settings.authType === 'oauth2') {
+      token = ctx.userTokens[itemId] ?? ctx.userTokens[item.item_id];
+      if (!token) {
+        const message = `MCP server '${settings.name}' needs the user's OAuth authorization: pass an access token in user_tokens under the key '${itemId}'`;
+        await this.authEvent(ctx, item, settings, 'authorization_required', message);
+        return [this.standIn(item, settings.name, message, () => this.authEvent(ctx, item, settings, 'authorization_required', message))];
+      }
+    }
+    const ep = endpoint(settings, token);
+    let tools: McpToolInfo[];
+    try {
+      tools = await this.deps.pool.listTools(ep, ctx.signal);
+    } catch (e) {
+      if (ctx.signal.aborted) throw e;
+      const message = (e as Error).message;
+      if (settings.authType === 'oauth2' && /refused the credentials/.test(message)) {
+        await this.authEvent(ctx, item, settings, 'token_rejected', message);
+      }
+      return [this.standIn(item, settings.name, message)];
+    }
+    const allowed = settings.allowedTools ? new Set(settings.allowedTools) : null;
+    return tools
+      .filter((t) => !allowed || allowed.has(t.name))
+      .map((t) => ({
+        name: `${prefix}_${toolName(t.name)}`.slice(0, 64),
+        description: `[MCP ${settings.name}] ${t.description}`.trim().slice(0, 4000),
+        inputSchema: objectSchema(t.inputSchema),
+        // Supervised agents pause before any MCP call unless the server marks the tool read-only.
+        mutating: !t.readOnly,
+        graphItemId: itemId,
+        execute: async (args: Record<string, unknown>, callCtx: ToolCallContext) => {
+          const r = await this.deps.pool.callTool(ep, t.name, args, callCtx.signal);
+          const output = resultOf(r);
+          if (r.isError) throw new Error(`MCP tool '${t.name}' of server '${settings.name}' reported an error: ${typeof output === 'string' ? output : JSON.stringify(output)}`);
+          return output;
+        },
+      }));
+  }
+
+  private async settingsOf(item: GraphItem, organizationId: string): Promise<McpServerSettings> {
+    const s = mcpSettingsOf(item);
+    if (typeof s.mcp_id !== 'string') return inlineSettings(item, this.deps.box);
+    const registered = await this.deps.registry.settings(organizationId, s.mcp_id);
+    if (!registered) throw new Error(`MCP server '${item.name ?? s.mcp_id}' no longer exists in the MCP server registry`);
+    // The agent's own allowed_tools (snapshot taken when the tool was attached) narrow the registry's.
+    return Array.isArray(s.allowed_tools) ? { ...registered, allowedTools: s.allowed_tools as string[] } : registered;
+  }
+
+  /** The one tool a server offers when its real tools cannot be listed: calling it reports why. */
+  private standIn(item: GraphItem, serverName: string, reason: string, onCall?: () => Promise<void>): RuntimeTool {
+    return {
+      name: `${toolName(serverName, 'mcp').slice(0, 40)}_unavailable`,
+      description: `The tools of MCP server '${serverName}' are not available in this run. Call this to learn why, then tell the user. Reason: ${reason}`,
+      inputSchema: EMPTY_OBJECT_SCHEMA,
+      mutating: false,
+      graphItemId: item.id ?? item.item_id,
+      execute: async () => {
+        await onCall?.();
+        throw new Error(reason);
+      },
+    };
+  }
+
+  private async authEvent(ctx: ToolCallContext, item: GraphItem, s: McpServerSettings, status: string, message: string): Promise<void> {
+    await ctx.emit('auth_event', {
+      kind: 'mcp_oauth',
+      status,
+      graph_item_id: item.id ?? item.item_id,
+      server: s.name,
+      url: s.url,
+      message,
+      ...(ctx.toolCallId ? { tool_call_id: ctx.toolCallId } : {}),
+    });
+  }
+}
+
+/** Headers sent to the server: its configured headers plus the credential of its auth_type. */
+export function endpoint(s: McpServerSettings, userToken?: string): McpEndpoint {
+  const headers: Record<string, string> = { ...s.headers };
+  if (s.authType === 'api_key' && s.apiKey) headers.Authorization = `Bearer ${s.apiKey}`;
+  if (s.authType === 'oauth2' && userToken) headers.Authorization = `Bearer ${userToken}`;
+  return { name: s.name, url: s.url, transport: s.transport, headers };
+}
+
+function objectSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const s = schema && typeof schema === 'object' ? schema : {};
+  return { ...s, type: 'object', properties: s.properties ?? {} };
+}
+
+/** Structured content when the server gives it; otherwise the text parts joined, other parts summarised. */
+function resultOf(r: McpCallResult): unknown {
+  if (r.structuredContent && !r.isError) return r.structuredContent;
+  const parts = r.content.map((c) => {
+    const part = c as { type?: string; text?: string; mimeType?: string; data?: string; resource?: { uri?: string; text?: string } };
+    if (part.type === 'text') return part.text ?? '';
+    if (part.type === 'resource') return part.resource?.text ?? `[resource ${part.resource?.uri ?? ''}]`;
+    if (part.type === 'resource_link') return `[resource ${(c as { uri?: string }).uri ?? ''}]`;
+    if (part.type === 'image' || part.type === 'audio') return `[${part.type} ${part.mimeType ?? ''}, ${Math.floor(((part.data ?? '').length * 3) / 4)} bytes]`;
+    return JSON.stringify(c);
+  });
+  return parts.join('\n');
+}

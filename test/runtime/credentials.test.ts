@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LLM_MODEL_PROVIDERS, PROVIDER_ADAPTERS } from '../../src/llm/llm-providers.js';
+import { retryAfterMs } from '../../src/llm/retrying-fetch.js';
+import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import { makeRuntime, openaiAgent, runOnce, secretBox } from './runtime-helpers.js';
+
+describe('LLM credentials and providers', () => {
+  let llm: ScriptedLlmServer;
+  beforeAll(async () => {
+    llm = await startOpenAIServer();
+    llm.handle(() => ({ text: 'ok' }));
+  });
+  afterAll(async () => llm?.close());
+  beforeEach(() => {
+    llm.requests.length = 0;
+  });
+
+  it('ends with error naming the provider and what to set when no credentials exist', async () => {
+    const rt = makeRuntime();
+    const rec = await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: null }) });
+    expect(rec.outcome!.status).toBe('error');
+    expect(rec.outcome!.result).toContain('"openai"');
+    expect(rec.outcome!.result).toContain('OPENAI_API_KEY');
+    expect(rec.outcome!.result).toContain('llm_credentials');
+    expect(llm.requests).toHaveLength(0);
+  });
+
+  it('names a missing organization secret', async () => {
+    const rt = makeRuntime();
+    const rec = await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: null, llm_credentials_key: 'team-openai' }) });
+    expect(rec.outcome!.status).toBe('error');
+    expect(rec.outcome!.result).toContain('"team-openai"');
+  });
+
+  it('takes the agent key first, then the organization secret, then the environment', async () => {
+    const rt = makeRuntime({ secrets: { 'team-openai': 'sk-org-secret' }, env: { OPENAI_API_KEY: 'sk-from-env' } });
+    await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials_key: 'team-openai' }) });
+    await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: null, llm_credentials_key: 'team-openai' }) });
+    await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: null, llm_credentials_key: null }) });
+    await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: secretBox.sealJson({ name: 'k', value: 'sk-whole-object' }) }) });
+    expect(llm.requests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer sk-agent-key',
+      'Bearer sk-org-secret',
+      'Bearer sk-from-env',
+      'Bearer sk-whole-object',
+    ]);
+  });
+
+  it('reaches every OpenAI-compatible provider through its llm_api_base', async () => {
+    const compatible = LLM_MODEL_PROVIDERS.filter((p) => !['anthropic', 'gemini', 'google_ai_studio'].includes(p));
+    const rt = makeRuntime();
+    for (const provider of compatible) {
+      const rec = await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { model_provider: provider }) });
+      expect(rec.outcome, provider).toMatchObject({ status: 'completed', llm_model_provider: provider });
+    }
+    expect(llm.requests.every((r) => r.path === '/v1/chat/completions')).toBe(true);
+    // Azure authenticates keys with its api-key header, the others with a bearer token.
+    const azure = llm.requests[compatible.indexOf('azure_ai_foundary')];
+    expect(azure.headers['api-key']).toBe('sk-agent-key');
+  });
+
+  it('every provider declares the environment variables it reads', () => {
+    for (const p of LLM_MODEL_PROVIDERS) expect(PROVIDER_ADAPTERS[p].envKeys.length, p).toBeGreaterThan(0);
+  });
+
+  it('explains an endpoint that cannot be completed from the environment', async () => {
+    const rt = makeRuntime({ env: { CLOUDFLARE_API_TOKEN: 'cf-token' } });
+    const rec = await runOnce(rt, { agent: openaiAgent('', { model_provider: 'cloudflare_ai_gw', llm_api_base: null, llm_credentials: null }) });
+    expect(rec.outcome!.status).toBe('error');
+    expect(rec.outcome!.result).toContain('CLOUDFLARE_ACCOUNT_ID');
+  });
+
+  it('reads Retry-After as seconds, as an HTTP date, and retry-after-ms', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(retryAfterMs(new Headers({ 'retry-after': '2' }), now)).toBe(2000);
+    expect(retryAfterMs(new Headers({ 'retry-after': 'Thu, 01 Jan 2026 00:00:05 GMT' }), now)).toBe(5000);
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '150', 'retry-after': '9' }), now)).toBe(150);
+    expect(retryAfterMs(new Headers({}), now)).toBeUndefined();
+  });
+});
+
+describe('the scripted OpenAI server without streaming', () => {
+  it('answers chat completions with tool calls and usage as JSON', async () => {
+    const llm = await startOpenAIServer();
+    try {
+      llm.reply({ text: 'calling', toolCalls: [{ id: 'call_9', name: 'lookup', arguments: { q: 'x' } }], usage: { prompt_tokens: 3, completion_tokens: 4 } });
+      const res = await fetch(`${llm.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const body = await res.json();
+      expect(body.choices[0]).toMatchObject({
+        message: { role: 'assistant', content: 'calling', tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }] },
+        finish_reason: 'tool_calls',
+      });
+      expect(body.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
+      expect(llm.requests[0]).toMatchObject({ stream: false, lastUserText: 'hi' });
+      // an unscripted request fails visibly
+      const unscripted = await fetch(`${llm.baseUrl}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: [] }) });
+      expect(unscripted.status).toBe(500);
+    } finally {
+      await llm.close();
+    }
+  });
+});
