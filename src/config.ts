@@ -42,6 +42,9 @@ const EnvSchema = z.object({
   AGENTRY_S3_ACCESS_KEY_ID: z.string().optional(),
   AGENTRY_S3_SECRET_ACCESS_KEY: z.string().optional(),
   AGENTRY_METRICS: boolish,
+  AGENTRY_EMBEDDINGS_BASE_URL: z.string().url().optional(),
+  AGENTRY_EMBEDDINGS_MODEL: z.string().default('text-embedding-3-small'),
+  AGENTRY_EMBEDDINGS_API_KEY: z.string().optional(),
 });
 
 export interface Config {
@@ -69,6 +72,8 @@ export interface Config {
   };
   /** Environment values that providers may read for server-level LLM credentials (OPENAI_API_KEY, ...). */
   providerEnv: Readonly<Record<string, string>>;
+  /** OpenAI-compatible embeddings endpoint for knowledge-base vector search; lexical search only when unset. */
+  embeddings?: { baseUrl: string; model: string; apiKey?: string };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -119,6 +124,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         : undefined,
     },
     providerEnv,
+    embeddings: e.AGENTRY_EMBEDDINGS_BASE_URL
+      ? { baseUrl: e.AGENTRY_EMBEDDINGS_BASE_URL.replace(/\/+$/, ''), model: e.AGENTRY_EMBEDDINGS_MODEL, apiKey: e.AGENTRY_EMBEDDINGS_API_KEY }
+      : undefined,
     ...overrides,
   };
   return Object.freeze(config);

@@ -10,16 +10,50 @@ import { PublicUrls } from './lib/urls.js';
 import { AuthService } from './auth/auth.service.js';
 import { OrgsRepository } from './orgs/orgs.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
+import { AgentsRepository } from './agents/agents.repository.js';
+import { AgentsService } from './agents/agents.service.js';
+import { createToolResolverRegistry, type ToolResolverRegistry } from './agents/tool-resolvers/index.js';
+import { SecretsRepository } from './secrets/secrets.repository.js';
+import { SecretsService } from './secrets/secrets.service.js';
 import { createRuntime, type Runtime } from './runtime/runtime.js';
+import type { TaskRunner } from './runtime/task-runner.js';
+import { createTasksModule } from './tasks/tasks.module.js';
+import type { TasksService } from './tasks/tasks.service.js';
+import type { TaskWorker } from './tasks/task.worker.js';
 import { DEFAULT_ARCHIVE_LIMITS } from './files/archive.js';
 import { LocalBlobStore } from './files/blob-store.js';
 import { FileSigner } from './files/file-signer.js';
 import { createExtractors, OcrEngine } from './files/extractors/index.js';
 import { FilesRepository } from './files/files.repository.js';
 import { FilesService } from './files/files.service.js';
+import { WebhookChannelsRepository } from './webhooks/webhook-channels.repository.js';
+import { WebhookChannelsService } from './webhooks/webhook-channels.service.js';
+import { WebhookReceiver } from './webhooks/webhook-receiver.service.js';
 import { CustomFunctionsRepository } from './custom-functions/custom-functions.repository.js';
 import { CustomFunctionsService } from './custom-functions/custom-functions.service.js';
 import { SandboxPool } from './custom-functions/sandbox.js';
+import { McpClientPool } from './mcp/mcp-client-pool.js';
+import { McpServersRepository } from './mcp/mcp-servers.repository.js';
+import { McpServersService } from './mcp/mcp-servers.service.js';
+import { SkillsRepository } from './skills/skills.repository.js';
+import { SkillsService } from './skills/skills.service.js';
+import { CustomFunctionToolResolver } from './agents/tool-resolvers/custom-function.resolver.js';
+import { McpToolResolver } from './agents/tool-resolvers/mcp.resolver.js';
+import { SkillToolResolver } from './agents/tool-resolvers/skill.resolver.js';
+import { CustomFunctionToolProvider } from './runtime/tools/custom-function.tools.js';
+import { McpToolProvider } from './runtime/tools/mcp.tools.js';
+import { SkillContext, SkillToolProvider } from './runtime/tools/skill.tools.js';
+import { createEgressPolicy, createSafeFetch } from './net/safe-fetch.js';
+import { ChunkStoreRepository } from './knowledge/chunk-store.repository.js';
+import { DocumentReader } from './knowledge/document-reader.js';
+import { OpenAiCompatibleEmbeddings } from './knowledge/embeddings.js';
+import { JobQueueRepository } from './knowledge/job-queue.repository.js';
+import { KnowledgeContext } from './knowledge/knowledge-context.js';
+import { KnowledgeIndexer } from './knowledge/knowledge.indexer.js';
+import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
+import { KnowledgeService } from './knowledge/knowledge.service.js';
+import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
+import { createEgressPolicy as createKbEgressPolicy, createSafeFetch as createKbSafeFetch } from './net/index.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -40,12 +74,29 @@ export interface Container {
   secretBox: SecretBox;
   orgs: OrgsService;
   auth: AuthService;
+  // agents (issue 2)
+  agents: AgentsService;
+  /** Create-time resolvers of `tools` entries; each tool-kind section registers its own. */
+  toolResolvers: ToolResolverRegistry;
+  secrets: SecretsService;
   // runtime (issue 3): the TaskRunner, the run-time tool registry, context contributors, LLM resolution
   runtime: Runtime;
   // files and webhooks (issue 4)
   files: FilesService;
+  webhookChannels: WebhookChannelsService;
+  webhooks: WebhookReceiver;
   // tool kinds (issue 6)
   customFunctions: CustomFunctionsService;
+  mcpServers: McpServersService;
+  /** Live MCP sessions and their cached tool lists. */
+  mcpClients: McpClientPool;
+  skills: SkillsService;
+  // tasks (issue 3): submission, queries, stop, approvals; the worker (also in `background`)
+  tasks: TasksService;
+  taskWorker: TaskWorker;
+  // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
+  knowledge: KnowledgeService;
+  knowledgeIndexer: KnowledgeIndexer;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -54,6 +105,8 @@ export interface Container {
 export interface ContainerOptions {
   clock?: Clock;
   log?: Logger;
+  /** Replaces the runtime's TaskRunner (tests of the queue and worker). */
+  taskRunner?: TaskRunner;
 }
 
 export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
@@ -74,6 +127,11 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const background: Startable[] = [];
 
   // --- agents (issue 2)
+  const agentsRepo = new AgentsRepository(db);
+  // Tool-kind sections below add theirs: toolResolvers.action = ..., toolResolvers.custom_function = ...
+  const toolResolvers = createToolResolverRegistry({ agents: agentsRepo });
+  const agents = new AgentsService(agentsRepo, clock, urls, secretBox, toolResolvers);
+  const secrets = new SecretsService(new SecretsRepository(db), secretBox, clock);
 
   // --- connectors (issue 5)
 
@@ -83,12 +141,21 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     secretBox,
     clock,
     log,
-    submitter: () => {
-      throw new Error('Sub-agents need the tasks service, which is not configured');
+    secrets: () => secrets,
+    // The tasks service is built in the next section; sub-agent tools only reach it at call time.
+    submitter: () => tasks,
+    describeAgent: async (orgId, agentId) => {
+      const a = await agents.get(orgId, agentId).catch(() => null);
+      return a ? { name: a.name, description: typeof a.description === 'string' ? a.description : '' } : null;
     },
   });
 
   // --- tasks: queue, worker, invoke (issue 3)
+  const tasksModule = createTasksModule({ db, config, clock, log, secretBox, agents, runner: opts.taskRunner ?? runtime.runner });
+  const tasks = tasksModule.tasks;
+  background.push(tasksModule.worker);
+  // Closes the notification connection (PostgreSQL) after the worker stopped; every role uses it.
+  background.push({ start: async () => {}, stop: () => tasksModule.signals.close() });
 
   // --- files and webhooks (issue 4)
   const ocr = new OcrEngine();
@@ -103,13 +170,45 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     { ...config.files, archive: DEFAULT_ARCHIVE_LIMITS },
     log,
   );
+  // The agents service answers the receiver's narrow WebhookAgentDirectory port (find: status, developer access).
+  const webhookChannels = new WebhookChannelsService(new WebhookChannelsRepository(db), agents, urls, clock);
+  const webhooks = new WebhookReceiver(webhookChannels, agents, auth, files, tasks, config.syncTimeoutMs, log);
 
   // --- tool kinds: custom functions, MCP, skills (issue 6)
   const sandbox = new SandboxPool();
   background.push({ start: async () => {}, stop: () => sandbox.close() });
   const customFunctions = new CustomFunctionsService(new CustomFunctionsRepository(db), sandbox, clock);
+  const mcpServers = new McpServersService(new McpServersRepository(db), secretBox, clock);
+  const mcpClients = new McpClientPool({ fetch: createSafeFetch(createEgressPolicy(config.egressAllow)), clock });
+  background.push({ start: async () => {}, stop: () => mcpClients.close() });
+  const skills = new SkillsService(new SkillsRepository(db), clock);
+  toolResolvers.custom_function = new CustomFunctionToolResolver(customFunctions);
+  toolResolvers.mcp = new McpToolResolver(mcpServers, secretBox);
+  toolResolvers.skill = new SkillToolResolver(skills);
+  runtime.tools.register('custom_function', new CustomFunctionToolProvider(customFunctions));
+  runtime.tools.register('mcp', new McpToolProvider({ registry: mcpServers, pool: mcpClients, box: secretBox }));
+  runtime.tools.register('skill', new SkillToolProvider(skills));
+  runtime.context.register('skills', new SkillContext(skills));
 
   // --- knowledge bases (issue 7)
+  const kbRepo = new KnowledgeRepository(db);
+  const chunkStore = new ChunkStoreRepository(db);
+  const jobQueue = new JobQueueRepository(db);
+  const embeddings = config.embeddings ? new OpenAiCompatibleEmbeddings(config.embeddings) : undefined;
+  const kbFetch = createKbSafeFetch(createKbEgressPolicy(config.egressAllow));
+  const documentReader = new DocumentReader(files, kbFetch, { maxBytes: config.files.maxFileBytes, fetchTimeoutMs: 60_000 });
+  const knowledge = new KnowledgeService(kbRepo, chunkStore, jobQueue, files, documentReader, embeddings, clock, log);
+  const knowledgeIndexer = new KnowledgeIndexer(jobQueue, kbRepo, chunkStore, documentReader, embeddings, clock, log, {
+    concurrency: 2,
+    leaseMs: config.worker.leaseMs,
+    pollMs: 1000,
+    retryBaseMs: 2000,
+  });
+  knowledge.onEnqueued = () => knowledgeIndexer.wake();
+  background.push(knowledgeIndexer);
+  agents.useKnowledgeBaseLookup(knowledge);
+  runtime.tools.register('knowledge', new KnowledgeToolProvider(knowledge));
+  runtime.context.register('knowledge', new KnowledgeContext(knowledge));
 
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
@@ -125,9 +224,18 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     secretBox,
     orgs,
     auth,
+    agents,
+    toolResolvers,
+    secrets,
     runtime,
     files,
+    webhookChannels,
+    webhooks,
     customFunctions,
+    tasks,
+    taskWorker: tasksModule.worker,
+    knowledge,
+    knowledgeIndexer,
     background,
     async close() {
       for (const b of background) await b.stop();

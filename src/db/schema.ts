@@ -3,9 +3,12 @@
  * Each domain declares its tables in `<domain>.tables.ts`; add one `extends` here.
  */
 import type { CoreTables } from '../orgs/orgs.tables.js';
-import type { TasksTables } from '../tasks/tasks.tables.js';
+import type { AgentTables } from '../agents/agents.tables.js';
+import type { ConnectorsTables } from '../connectors/connectors.tables.js';
+import type { ToolKindsTables } from '../custom-functions/tool-kinds.tables.js';
 import type { FilesTables } from '../files/files.tables.js';
 import type { WebhooksTables } from '../webhooks/webhooks.tables.js';
-import type { ToolKindsTables } from '../custom-functions/tool-kinds.tables.js';
+import type { TasksTables } from '../tasks/tasks.tables.js';
+import type { KnowledgeTables } from '../knowledge/knowledge.tables.js';
 
-export interface Database extends CoreTables, TasksTables, ToolKindsTables, FilesTables, WebhooksTables {}
+export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables {}

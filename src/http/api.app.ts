@@ -1,3 +1,4 @@
+import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../container.js';
 import { createFastify } from './fastify-options.js';
@@ -5,15 +6,24 @@ import { installAuthHook } from './auth.hook.js';
 import { installErrorHandler } from './error-handler.js';
 import { Router } from './router.js';
 import { systemRoutes } from './routes/system.routes.js';
+import { invokeRoutes } from './routes/invoke.routes.js';
+import { tasksRoutes } from './routes/tasks.routes.js';
+import { agentsRoutes } from './routes/agents.routes.js';
+import { llmProvidersRoutes } from './routes/llm-providers.routes.js';
+import { secretsRoutes } from './routes/secrets.routes.js';
 import { filesRoutes } from './routes/files.routes.js';
+import { webhookChannelRoutes } from './routes/webhook-channel.routes.js';
 import { consolePlugin } from '../console/console.plugin.js';
 import { customFunctionsRoutes } from './routes/custom-functions.routes.js';
+import { mcpServersRoutes } from './routes/mcp-servers.routes.js';
+import { skillsRoutes } from './routes/skills.routes.js';
+import { knowledgeRoutes } from './routes/knowledge.routes.js';
 
 /** A route module registers one resource's routes; handlers stay thin and call one service. */
 export type RouteModule = (router: Router, c: Container) => void;
 
 /** Add one line per resource. */
-const routeModules: RouteModule[] = [systemRoutes, customFunctionsRoutes, filesRoutes];
+const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   const app = createFastify(c.log);
@@ -22,6 +32,8 @@ export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   });
   installErrorHandler(app);
   installAuthHook(app, c.auth);
+  // Multipart uploads (knowledge-base documents, connector documents); every route reads its own parts.
+  if (!app.hasContentTypeParser('multipart/form-data')) await app.register(multipart, { limits: { fieldSize: 1024 * 1024, fields: 100, parts: 1000 } });
   const router = new Router(app);
   app.decorate('agentryRouter', router);
   for (const m of routeModules) m(router, c);

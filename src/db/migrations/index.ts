@@ -1,9 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 import { core0001 } from './0001_core.js';
-import { tasks0004 } from './0004_tasks.js';
-import { filesWebhooks0005 } from './0005_files_webhooks.js';
+import { agents0002 } from './0002_agents.js';
+import { connectors0003 } from './0003_connectors.js';
 import { toolKinds0006 } from './0006_tool_kinds.js';
+import { filesWebhooks0005 } from './0005_files_webhooks.js';
+import { tasks0004 } from './0004_tasks.js';
+import { knowledge0007 } from './0007_knowledge.js';
 
 /**
  * Forward-only migrations, applied in order on start. Never edit one that has shipped:
@@ -14,4 +17,4 @@ export interface MigrationDef {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
 }
 
-export const migrations: MigrationDef[] = [core0001, tasks0004, filesWebhooks0005, toolKinds0006];
+export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007];

@@ -1,0 +1,107 @@
+import type { FastifyRequest } from 'fastify';
+import type { Container } from '../../container.js';
+import { AppError } from '../../errors.js';
+import type { IncomingFile } from '../../files/files.service.js';
+import { AddDocumentsBody, DocumentParams, KbCreateBody, KbParams, KbUpdateBody, SearchQuery } from '../../knowledge/knowledge.schemas.js';
+import { pageOf, PageQuery, type Router } from '../router.js';
+import { zodIssuesToDetail } from '../validation.js';
+
+/** Knowledge bases, their documents and search (CONTRACT section 8). */
+export function knowledgeRoutes(router: Router, c: Container): void {
+  const tags = ['knowledge'];
+
+  router.route({ method: 'GET', url: '/v1/knowledge', summary: 'List knowledge bases', tags, query: PageQuery }, async ({ principal, query }) => {
+    const { items, total } = await c.knowledge.list(principal.organizationId, query.page, query.per_page);
+    return pageOf(items, total, query.page, query.per_page);
+  });
+
+  router.route({ method: 'POST', url: '/v1/knowledge', summary: 'Create a knowledge base', tags, body: KbCreateBody, status: 201 }, ({ principal, body }) =>
+    c.knowledge.create(principal.organizationId, body),
+  );
+
+  router.route({ method: 'GET', url: '/v1/knowledge/:kb_id', summary: 'Get a knowledge base', tags, params: KbParams }, ({ principal, params }) =>
+    c.knowledge.get(principal.organizationId, params.kb_id),
+  );
+
+  router.route(
+    { method: 'PATCH', url: '/v1/knowledge/:kb_id', summary: 'Update a knowledge base', tags, params: KbParams, body: KbUpdateBody },
+    ({ principal, params, body }) => c.knowledge.update(principal.organizationId, params.kb_id, body),
+  );
+
+  router.route(
+    { method: 'DELETE', url: '/v1/knowledge/:kb_id', summary: 'Delete a knowledge base with its documents', tags, params: KbParams, status: 202 },
+    async ({ principal, params }) => {
+      await c.knowledge.delete(principal.organizationId, params.kb_id);
+      return null;
+    },
+  );
+
+  router.route(
+    {
+      method: 'POST',
+      url: '/v1/knowledge/:kb_id/documents',
+      summary: 'Add documents: JSON {document_urls} (fetched under the egress policy) or multipart files',
+      tags,
+      params: KbParams,
+      status: 201,
+    },
+    async ({ principal, params, request }) => {
+      if (request.isMultipart()) return c.knowledge.addFiles(principal.organizationId, params.kb_id, await readFiles(request, c));
+      const parsed = AddDocumentsBody.safeParse(request.body ?? {}, { reportInput: true });
+      if (!parsed.success) throw AppError.validation(zodIssuesToDetail(parsed.error.issues, ['body']));
+      return c.knowledge.addUrls(principal.organizationId, params.kb_id, parsed.data.document_urls);
+    },
+  );
+
+  router.route(
+    { method: 'GET', url: '/v1/knowledge/:kb_id/documents', summary: 'List the documents of a knowledge base', tags, params: KbParams, query: PageQuery },
+    async ({ principal, params, query }) => {
+      const { items, total } = await c.knowledge.listDocuments(principal.organizationId, params.kb_id, query.page, query.per_page);
+      return pageOf(items, total, query.page, query.per_page);
+    },
+  );
+
+  router.route(
+    { method: 'GET', url: '/v1/knowledge/:kb_id/documents/:document_id', summary: 'Get a document with its status and text', tags, params: DocumentParams },
+    ({ principal, params }) => c.knowledge.getDocument(principal.organizationId, params.kb_id, params.document_id),
+  );
+
+  router.route(
+    { method: 'DELETE', url: '/v1/knowledge/:kb_id/documents/:document_id', summary: 'Delete a document', tags, params: DocumentParams, status: 202 },
+    async ({ principal, params }) => {
+      await c.knowledge.deleteDocument(principal.organizationId, params.kb_id, params.document_id);
+      return null;
+    },
+  );
+
+  router.route(
+    { method: 'GET', url: '/v1/knowledge/:kb_id/search', summary: 'Search a knowledge base (hybrid lexical + vector)', tags, params: KbParams, query: SearchQuery },
+    async ({ principal, params, query }) => {
+      const hits = await c.knowledge.searchOne(principal.organizationId, params.kb_id, query.search_query, query.top_k);
+      return hits.map((h) => ({ content: h.content, score: h.score, document_id: h.document_id }));
+    },
+  );
+}
+
+/** Every file part, whatever its field name; sizes enforced while streaming (413 naming the file). */
+async function readFiles(request: FastifyRequest, c: Container): Promise<IncomingFile[]> {
+  const { maxFileBytes } = c.config.files;
+  const files: IncomingFile[] = [];
+  let total = 0;
+  for await (const part of request.parts({ limits: { fileSize: maxFileBytes } })) {
+    if (part.type === 'field') continue;
+    const name = part.filename || part.fieldname || 'file';
+    let bytes: Buffer;
+    try {
+      bytes = await part.toBuffer();
+    } catch (e) {
+      if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') c.files.checkFileSize(name, maxFileBytes + 1);
+      throw e;
+    }
+    if (!part.filename && bytes.length === 0) continue;
+    total += bytes.length;
+    c.files.checkRequestSize(total);
+    files.push({ name, bytes });
+  }
+  return files;
+}

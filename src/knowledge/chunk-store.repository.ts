@@ -1,0 +1,151 @@
+import { sql, type Kysely } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import { cosine } from './ranking.js';
+
+export interface NewChunk {
+  ord: number;
+  heading: string;
+  content: string;
+  embedding: number[] | null;
+}
+
+export interface ChunkHit {
+  seq: number;
+  kbId: string;
+  documentId: string;
+  documentName: string;
+  heading: string;
+  content: string;
+}
+
+/** Without pgvector, PostgreSQL vectors are compared in the process: bounded so one search cannot load a table. */
+const MAX_SCANNED_VECTORS = 50_000;
+
+/**
+ * The chunks of indexed documents and the two retrievals over them, in each dialect's own engine:
+ * lexical (FTS5 bm25 on libsql; tsvector + ts_rank_cd on PostgreSQL) and vector (libsql's vector_distance_cos;
+ * pgvector's `<=>` when the extension is installed, else cosine in the process). Every query filters by organization.
+ */
+export class ChunkStoreRepository {
+  private pgvector: Promise<boolean> | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  /** Writes a document's chunks (inside the caller's transaction). */
+  async insert(k: Kysely<Database>, org: string, kbId: string, documentId: string, chunks: NewChunk[], model: string | null): Promise<void> {
+    const BATCH = 200;
+    for (let i = 0; i < chunks.length; i += BATCH) {
+      const rows = chunks.slice(i, i + BATCH).map((c) => ({
+        organization_id: org,
+        kb_id: kbId,
+        document_id: documentId,
+        ord: c.ord,
+        heading: c.heading,
+        content: c.content,
+        embedding: c.embedding ? this.vectorValue(c.embedding) : null,
+        embedding_model: c.embedding ? model : null,
+      }));
+      await k.insertInto('kb_chunks').values(rows as never).execute();
+    }
+  }
+
+  async deleteForDocuments(k: Kysely<Database>, org: string, documentIds: string[]): Promise<void> {
+    if (!documentIds.length) return;
+    await k.deleteFrom('kb_chunks').where('organization_id', '=', org).where('document_id', 'in', documentIds).execute();
+  }
+
+  async deleteForKb(k: Kysely<Database>, org: string, kbId: string): Promise<void> {
+    await k.deleteFrom('kb_chunks').where('organization_id', '=', org).where('kb_id', '=', kbId).execute();
+  }
+
+  /** Chunk keys in lexical rank order; any one term may match (OR), rarer terms weigh more. */
+  async lexical(org: string, kbIds: string[], terms: string[], limit: number): Promise<number[]> {
+    if (!kbIds.length || !terms.length) return [];
+    const k = this.db.kysely;
+    if (this.db.dialect === 'postgres') {
+      const r = await sql<{ seq: number }>`
+        select c.seq from kb_chunks c, to_tsquery('english', ${terms.join(' | ')}) q
+        where c.organization_id = ${org} and c.kb_id in (${sql.join(kbIds)}) and c.tsv @@ q
+        order by ts_rank_cd(c.tsv, q, 1) desc, c.seq
+        limit ${limit}`.execute(k);
+      return r.rows.map((x) => Number(x.seq));
+    }
+    const match = terms.map((t) => `"${t}"`).join(' OR ');
+    const r = await sql<{ seq: number }>`
+      select c.seq from kb_chunks_fts f join kb_chunks c on c.seq = f.rowid
+      where kb_chunks_fts match ${match} and c.organization_id = ${org} and c.kb_id in (${sql.join(kbIds)})
+      order by bm25(kb_chunks_fts, 0.5, 1.0), c.seq
+      limit ${limit}`.execute(k);
+    return r.rows.map((x) => Number(x.seq));
+  }
+
+  /** Chunk keys by cosine similarity to the query vector, among chunks embedded by the same model. */
+  async vector(org: string, kbIds: string[], model: string, query: number[], limit: number): Promise<number[]> {
+    if (!kbIds.length) return [];
+    const k = this.db.kysely;
+    const scope = sql`organization_id = ${org} and kb_id in (${sql.join(kbIds)}) and embedding_model = ${model} and embedding is not null`;
+    if (this.db.dialect === 'sqlite') {
+      const r = await sql<{ seq: number }>`
+        select seq from kb_chunks where ${scope}
+        order by vector_distance_cos(embedding, vector32(${JSON.stringify(query)})), seq limit ${limit}`.execute(k);
+      return r.rows.map((x) => Number(x.seq));
+    }
+    if (await this.hasPgvector()) {
+      const r = await sql<{ seq: number }>`
+        select seq from kb_chunks where ${scope}
+        order by embedding::vector <=> ${JSON.stringify(query)}::vector, seq limit ${limit}`.execute(k);
+      return r.rows.map((x) => Number(x.seq));
+    }
+    const r = await sql<{ seq: number; embedding: string }>`
+      select seq, embedding from kb_chunks where ${scope} limit ${MAX_SCANNED_VECTORS}`.execute(k);
+    return r.rows
+      .map((x) => ({ seq: Number(x.seq), sim: cosine(query, JSON.parse(x.embedding) as number[]) }))
+      .sort((a, b) => b.sim - a.sim || a.seq - b.seq)
+      .slice(0, limit)
+      .map((x) => x.seq);
+  }
+
+  async load(org: string, seqs: number[]): Promise<ChunkHit[]> {
+    if (!seqs.length) return [];
+    const rows = await this.db.kysely
+      .selectFrom('kb_chunks as c')
+      .innerJoin('kb_documents as d', 'd.id', 'c.document_id')
+      .select(['c.seq', 'c.kb_id', 'c.document_id', 'c.heading', 'c.content', 'd.name'])
+      .where('c.organization_id', '=', org)
+      .where('c.seq', 'in', seqs)
+      .execute();
+    return rows.map((r) => ({
+      seq: Number(r.seq),
+      kbId: r.kb_id,
+      documentId: r.document_id,
+      documentName: r.name,
+      heading: r.heading,
+      content: r.content,
+    }));
+  }
+
+  /** Whether pgvector is installed; tries to install it once when the server has it (it is not packaged everywhere). */
+  hasPgvector(): Promise<boolean> {
+    if (this.db.dialect !== 'postgres') return Promise.resolve(false);
+    this.pgvector ??= (async () => {
+      const k = this.db.kysely;
+      const installed = await sql`select 1 from pg_extension where extname = 'vector'`.execute(k);
+      if (installed.rows.length) return true;
+      const available = await sql`select 1 from pg_available_extensions where name = 'vector'`.execute(k);
+      if (!available.rows.length) return false;
+      try {
+        await sql`create extension if not exists vector`.execute(k);
+        return true;
+      } catch {
+        return false;
+      }
+    })().catch(() => false);
+    return this.pgvector;
+  }
+
+  private vectorValue(v: number[]) {
+    const text = JSON.stringify(v);
+    return this.db.dialect === 'sqlite' ? sql`vector32(${text})` : text;
+  }
+}

@@ -1,0 +1,42 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { embedMany, type EmbeddingModel } from 'ai';
+
+/** Turns texts into vectors. Absent when no embedding endpoint is configured: search is then lexical only. */
+export interface EmbeddingProvider {
+  /** Identifies the vector space: vectors of different models are never compared. */
+  readonly model: string;
+  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
+}
+
+/** Texts per request: OpenAI accepts 2048 inputs, compatible servers often fewer. */
+const BATCH = 64;
+
+/**
+ * An OpenAI-compatible `/embeddings` endpoint (OpenAI, Azure, Ollama, vLLM, TEI, ...) through the AI SDK's
+ * compatible provider. The endpoint is the operator's configuration, not a user's URL, so it is called directly.
+ */
+export class OpenAiCompatibleEmbeddings implements EmbeddingProvider {
+  private readonly embeddingModel: EmbeddingModel;
+
+  constructor(opts: { baseUrl: string; model: string; apiKey?: string }) {
+    const provider = createOpenAICompatible({ name: 'embeddings', baseURL: opts.baseUrl, apiKey: opts.apiKey });
+    this.embeddingModel = provider.embeddingModel(opts.model);
+    this.model = opts.model;
+  }
+
+  readonly model: string;
+
+  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    const out: number[][] = [];
+    for (let i = 0; i < texts.length; i += BATCH) {
+      const { embeddings } = await embedMany({ model: this.embeddingModel, values: texts.slice(i, i + BATCH), abortSignal: signal, maxRetries: 2 });
+      out.push(...embeddings);
+    }
+    return out;
+  }
+}
+
+/** The text embedded for a chunk: its heading path gives the passage its topic. */
+export function embeddingText(heading: string, content: string): string {
+  return heading ? `${heading}\n\n${content}` : content;
+}

@@ -1,0 +1,36 @@
+import type { ContextContributor, ContextContributorInput, ContextSection } from '../runtime/context-contributors.js';
+import type { KnowledgeService, SearchHit } from './knowledge.service.js';
+
+/** Passages injected for `vanilla` knowledge bases, and the most text they may take in the prompt. */
+export const VANILLA_TOP_K = 5;
+const MAX_CONTEXT_CHARS = 12_000;
+
+/**
+ * `vanilla` knowledge bases (CONTRACT section 8): the top passages for the task's input are searched before the run
+ * and placed in the system prompt, so the agent answers from them without having to call a tool.
+ */
+export class KnowledgeContext implements ContextContributor {
+  constructor(private readonly knowledge: Pick<KnowledgeService, 'search'>) {}
+
+  async contribute({ agent, task, signal }: ContextContributorInput): Promise<ContextSection | null> {
+    const ids = (agent.knowledge_bases ?? []).filter((kb) => kb.strategy === 'vanilla').map((kb) => kb.id);
+    const query = task.input.text ?? '';
+    if (!ids.length || !query.trim()) return null;
+    const hits = await this.knowledge.search(task.organization_id, ids, query, VANILLA_TOP_K, signal);
+    if (!hits.length) return null;
+    return { title: 'Knowledge', text: formatPassages(hits) };
+  }
+}
+
+export function formatPassages(hits: SearchHit[]): string {
+  const parts = ['Passages from your knowledge bases, most relevant first. Answer from them when they cover the request, and say so when they do not.'];
+  let used = parts[0]!.length;
+  hits.forEach((h, i) => {
+    const source = h.heading ? `${h.document_name} — ${h.heading}` : h.document_name;
+    const block = `[${i + 1}] ${source}\n${h.content}`;
+    if (used + block.length > MAX_CONTEXT_CHARS) return;
+    parts.push(block);
+    used += block.length + 2;
+  });
+  return parts.join('\n\n');
+}

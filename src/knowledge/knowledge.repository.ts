@@ -1,0 +1,201 @@
+import type { Kysely } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+
+export type KbRow = Database['knowledge_bases'];
+export type DocumentRow = Database['kb_documents'];
+/** A document row without its (possibly large) extracted text. */
+export type DocumentSummary = Omit<DocumentRow, 'raw_text'>;
+
+const SUMMARY_COLUMNS = [
+  'id',
+  'organization_id',
+  'kb_id',
+  'name',
+  'source',
+  'document_url',
+  'file_id',
+  'mime_type',
+  'status',
+  'status_reason',
+  'chunks_count',
+  'created_at',
+  'updated_at',
+  'indexed_at',
+] as const;
+
+/** Knowledge bases and their documents. Every query filters by organization. */
+export class KnowledgeRepository {
+  constructor(private readonly db: Db) {}
+
+  get k(): Kysely<Database> {
+    return this.db.kysely;
+  }
+
+  transaction<T>(fn: (k: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.db.kysely.transaction().execute(fn);
+  }
+
+  async insertKb(row: KbRow): Promise<void> {
+    await this.k.insertInto('knowledge_bases').values(row).execute();
+  }
+
+  findKb(org: string, id: string): Promise<KbRow | undefined> {
+    return this.k.selectFrom('knowledge_bases').selectAll().where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The ids among `ids` that are knowledge bases of the organization. */
+  async existingKbIds(org: string, ids: string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const rows = await this.k.selectFrom('knowledge_bases').select('id').where('organization_id', '=', org).where('id', 'in', ids).execute();
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async listKbs(org: string, offset: number, limit: number): Promise<{ rows: KbRow[]; total: number }> {
+    const rows = await this.k
+      .selectFrom('knowledge_bases')
+      .selectAll()
+      .where('organization_id', '=', org)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .offset(offset)
+      .limit(limit)
+      .execute();
+    const { n } = await this.k
+      .selectFrom('knowledge_bases')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', org)
+      .executeTakeFirstOrThrow();
+    return { rows, total: Number(n) };
+  }
+
+  /** Ready documents per knowledge base (what `total_documents` shows). */
+  async readyCounts(org: string, kbIds: string[]): Promise<Map<string, number>> {
+    if (!kbIds.length) return new Map();
+    const rows = await this.k
+      .selectFrom('kb_documents')
+      .select(['kb_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('organization_id', '=', org)
+      .where('kb_id', 'in', kbIds)
+      .where('status', '=', 'ready')
+      .groupBy('kb_id')
+      .execute();
+    return new Map(rows.map((r) => [r.kb_id, Number(r.n)]));
+  }
+
+  async updateKb(org: string, id: string, patch: Partial<Pick<KbRow, 'name' | 'description' | 'agent_id'>>, now: number): Promise<KbRow | undefined> {
+    return this.k
+      .updateTable('knowledge_bases')
+      .set({ ...patch, updated_at: now })
+      .where('organization_id', '=', org)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async deleteKb(k: Kysely<Database>, org: string, id: string): Promise<void> {
+    await k.deleteFrom('kb_documents').where('organization_id', '=', org).where('kb_id', '=', id).execute();
+    await k.deleteFrom('knowledge_bases').where('organization_id', '=', org).where('id', '=', id).execute();
+  }
+
+  async insertDocuments(k: Kysely<Database>, rows: DocumentRow[]): Promise<void> {
+    if (rows.length) await k.insertInto('kb_documents').values(rows).execute();
+  }
+
+  findDocument(org: string, kbId: string, id: string): Promise<DocumentRow | undefined> {
+    return this.k
+      .selectFrom('kb_documents')
+      .selectAll()
+      .where('organization_id', '=', org)
+      .where('kb_id', '=', kbId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  /** Any document of the organization by id (the indexer knows only the job's reference). */
+  findDocumentById(org: string, id: string): Promise<DocumentRow | undefined> {
+    return this.k.selectFrom('kb_documents').selectAll().where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
+  }
+
+  async listDocuments(org: string, kbId: string, offset: number, limit: number): Promise<{ rows: DocumentSummary[]; total: number }> {
+    const rows = await this.k
+      .selectFrom('kb_documents')
+      .select([...SUMMARY_COLUMNS])
+      .where('organization_id', '=', org)
+      .where('kb_id', '=', kbId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .offset(offset)
+      .limit(limit)
+      .execute();
+    const { n } = await this.k
+      .selectFrom('kb_documents')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', org)
+      .where('kb_id', '=', kbId)
+      .executeTakeFirstOrThrow();
+    return { rows, total: Number(n) };
+  }
+
+  /** File ids of a knowledge base's uploaded documents (to remove the stored files with it). */
+  async fileIds(org: string, kbId: string): Promise<string[]> {
+    const rows = await this.k
+      .selectFrom('kb_documents')
+      .select('file_id')
+      .where('organization_id', '=', org)
+      .where('kb_id', '=', kbId)
+      .where('file_id', 'is not', null)
+      .execute();
+    return rows.map((r) => r.file_id!);
+  }
+
+  async documentIds(k: Kysely<Database>, org: string, kbId: string): Promise<string[]> {
+    const rows = await k.selectFrom('kb_documents').select('id').where('organization_id', '=', org).where('kb_id', '=', kbId).execute();
+    return rows.map((r) => r.id);
+  }
+
+  async deleteDocument(k: Kysely<Database>, org: string, id: string): Promise<void> {
+    await k.deleteFrom('kb_documents').where('organization_id', '=', org).where('id', '=', id).execute();
+  }
+
+  /**
+   * Moves a document to `indexing` only while the job that claimed it still holds its fence, so a stale worker
+   * cannot move a finished document back.
+   */
+  async markIndexing(org: string, id: string, jobId: string, fence: number, now: number): Promise<boolean> {
+    const r = await this.k
+      .updateTable('kb_documents')
+      .set({ status: 'indexing', status_reason: null, updated_at: now })
+      .where('organization_id', '=', org)
+      .where('id', '=', id)
+      .where(({ exists, selectFrom }) =>
+        exists(selectFrom('jobs').select('jobs.id').where('jobs.id', '=', jobId).where('jobs.fence', '=', fence).where('jobs.status', '=', 'running')),
+      )
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Keeps the fetched text (so a retry after a crash does not fetch again); fenced like markIndexing. */
+  async saveText(org: string, id: string, jobId: string, fence: number, text: string, mimeType: string | null, name: string | null, now: number): Promise<boolean> {
+    const r = await this.k
+      .updateTable('kb_documents')
+      .set({ raw_text: text, mime_type: mimeType, ...(name ? { name } : {}), updated_at: now })
+      .where('organization_id', '=', org)
+      .where('id', '=', id)
+      .where(({ exists, selectFrom }) =>
+        exists(selectFrom('jobs').select('jobs.id').where('jobs.id', '=', jobId).where('jobs.fence', '=', fence).where('jobs.status', '=', 'running')),
+      )
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async setOutcome(k: Kysely<Database>, org: string, id: string, fields: Pick<DocumentRow, 'status' | 'status_reason'> & Partial<Pick<DocumentRow, 'chunks_count' | 'indexed_at'>>, now: number): Promise<boolean> {
+    const r = await k
+      .updateTable('kb_documents')
+      .set({ ...fields, updated_at: now })
+      .where('organization_id', '=', org)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+}

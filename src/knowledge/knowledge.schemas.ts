@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { qs } from '../http/router.js';
+
+/** Request schemas of CONTRACT section 8. Unknown fields are refused (422 extra_forbidden). */
+
+export const KbCreateBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(5000).nullable().optional(),
+  })
+  .strict();
+
+export const KbUpdateBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    description: z.string().max(5000).nullable().optional(),
+    agent_id: z.string().max(128).nullable().optional(),
+  })
+  .strict();
+
+const DocumentUrl = z
+  .string()
+  .max(4096)
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), { message: 'URL must use http or https' });
+
+export const AddDocumentsBody = z
+  .object({
+    document_urls: z.array(DocumentUrl).min(1).max(100),
+  })
+  .strict();
+
+export const KbParams = z.object({ kb_id: z.string() });
+export const DocumentParams = z.object({ kb_id: z.string(), document_id: z.string() });
+
+export const SearchQuery = z.object({
+  search_query: z.string().trim().min(1).max(2000),
+  top_k: qs.int(1, 50, 10),
+});
