@@ -216,6 +216,11 @@ export class TaskQueueRepository {
       .execute();
   }
 
+  /** PostgreSQL: wakes listeners in other processes (see task-signals.ts). */
+  async notify(channel: string, payload: string): Promise<void> {
+    await sql`select pg_notify(${channel}, ${payload})`.execute(this.db.kysely);
+  }
+
   private async insertEvent(trx: Transaction<Database>, l: Lease, type: string, time: number, data: string): Promise<void> {
     await trx.insertInto('task_events').values({ organization_id: l.organizationId, task_id: l.taskId, type, time, data }).execute();
   }

@@ -1,0 +1,46 @@
+import type { Container } from '../../container.js';
+import type { Principal } from '../../auth/principal.js';
+import type { TaskSubmission } from '../../tasks/task.types.js';
+import { AgentIdParams, InvokeBody, InvokeQuery } from '../../tasks/tasks.schemas.js';
+import type { Router } from '../router.js';
+import { sendEventStream } from './task-stream.js';
+
+/** POST /v1/agents/{id}/invoke (waits), /invoke/async (the pending task), /invoke/stream (SSE of the run's events). */
+export function invokeRoutes(router: Router, c: Container): void {
+  const spec = { body: InvokeBody, query: InvokeQuery, params: AgentIdParams, tags: ['tasks'] };
+
+  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result', ...spec }, async ({ principal, body, query, params }) => {
+    const task = await c.tasks.submit(submission(principal, params.agent_id, body, query.version));
+    return c.tasks.waitForFinal(principal.organizationId, task.id, c.config.syncTimeoutMs);
+  });
+
+  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, ({ principal, body, query, params }) =>
+    c.tasks.submit(submission(principal, params.agent_id, body, query.version)),
+  );
+
+  router.route(
+    { method: 'POST', url: '/v1/agents/:agent_id/invoke/stream', summary: 'Invoke an agent; streams the run as Server-Sent Events', ...spec },
+    async ({ principal, body, query, params, request, reply }) => {
+      const { task, cursor } = await c.tasks.enqueue(submission(principal, params.agent_id, body, query.version));
+      return sendEventStream(request, reply, (signal) => c.tasks.follow(principal.organizationId, task.id, cursor, signal));
+    },
+  );
+}
+
+function submission(principal: Principal, agentId: string, body: InvokeBody, version: number | 'draft' | undefined): TaskSubmission {
+  return {
+    organizationId: principal.organizationId,
+    agentId,
+    taskId: body.id ?? undefined,
+    version,
+    source: 'api',
+    text: body.input.text,
+    files: body.input.files,
+    user: body.input.user ?? null,
+    additionalContext: body.additional_context,
+    expectedOutput: body.expected_output,
+    instructionsOverride: body.instructions_override,
+    outputFormat: body.output_format,
+    outputSchema: body.output_schema,
+  };
+}

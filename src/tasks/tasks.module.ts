@@ -1,0 +1,47 @@
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import type { TaskRunner } from '../runtime/task-runner.js';
+import type { TaskAgentDirectory } from './task-agents.js';
+import { TaskQueueRepository } from './task-queue.repository.js';
+import { TaskSignals } from './task-signals.js';
+import { TaskWorker } from './task.worker.js';
+import { TasksRepository } from './tasks.repository.js';
+import { TasksService } from './tasks.service.js';
+
+export interface TasksModule {
+  tasks: TasksService;
+  worker: TaskWorker;
+  signals: TaskSignals;
+}
+
+/** Wires the tasks domain for the composition root: one signal hub shared by the service and the worker. */
+export function createTasksModule(d: {
+  db: Db;
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  secretBox: SecretBox;
+  agents: TaskAgentDirectory;
+  runner: TaskRunner;
+}): TasksModule {
+  const repo = new TasksRepository(d.db);
+  const queue = new TaskQueueRepository(d.db);
+  const signals = new TaskSignals(d.log, d.db.dialect === 'postgres' ? (ch, payload) => queue.notify(ch, payload) : undefined, d.db.dialect === 'postgres' ? d.db.url : undefined);
+  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock);
+  const worker = new TaskWorker({
+    queue,
+    tasks: repo,
+    signals,
+    agents: d.agents,
+    runner: d.runner,
+    secretBox: d.secretBox,
+    clock: d.clock,
+    log: d.log,
+    concurrency: d.config.worker.concurrency,
+    leaseMs: d.config.worker.leaseMs,
+  });
+  return { tasks, worker, signals };
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { PageQuery } from '../http/router.js';
+import { newId } from '../lib/ids.js';
+import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
+import { TASK_SOURCES, TASK_STATUSES, type TaskFile } from './task.types.js';
+
+const OUTPUT_FORMATS = ['text', 'markdown', 'json', 'voice'] as const;
+
+/** A file given by URL at invocation: the agent receives the URL; nothing is fetched or stored here. */
+const FileUrl = z.url({ protocol: /^https?$/ }).transform(
+  (url): TaskFile => ({ id: newId(), name: decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file'), mime_type: 'application/octet-stream', size: 0, url }),
+);
+
+/**
+ * Body of POST /v1/agents/{id}/invoke[/async|/stream] (CONTRACT section 6). Unknown top-level fields are ignored
+ * rather than refused: xpander SDK clients send options this service does not implement.
+ */
+export const InvokeBody = z.object({
+  input: z.object({
+    text: z.string().default(''),
+    files: z.array(FileUrl).default([]),
+    user: z
+      .object({
+        id: z.string().nullish(),
+        email: z.string().nullish(),
+        first_name: z.string().nullish(),
+        last_name: z.string().nullish(),
+      })
+      .nullish(),
+  }),
+  id: z.string().refine(isValidTaskId, TASK_ID_RULE).nullish(),
+  additional_context: z.string().nullish(),
+  expected_output: z.string().nullish(),
+  instructions_override: z.string().nullish(),
+  output_format: z.enum(OUTPUT_FORMATS).nullish(),
+  output_schema: z.record(z.string(), z.unknown()).nullish(),
+});
+export type InvokeBody = z.output<typeof InvokeBody>;
+
+export const InvokeQuery = z.object({
+  version: z.union([z.literal('draft'), z.coerce.number().int().min(1)]).optional(),
+});
+
+export const AgentIdParams = z.object({ agent_id: z.string().min(1) });
+export const TaskIdParams = z.object({ task_id: z.string().min(1) });
+
+/** An ISO 8601 date-time, or a date (YYYY-MM-DD: its whole day in UTC, so `to_date` includes that day). */
+const dateBound = (end: boolean) =>
+  z.string().transform((v, ctx) => {
+    const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(v);
+    const ms = Date.parse(dateOnly ? `${v}T00:00:00Z` : v);
+    if (!Number.isFinite(ms)) {
+      ctx.addIssue({ code: 'custom', message: 'Input should be a valid datetime or date' });
+      return z.NEVER;
+    }
+    return dateOnly && end ? ms + 86_400_000 - 1 : ms;
+  });
+
+export const TaskListQuery = PageQuery.extend({
+  agent_id: z.string().min(1).optional(),
+  status: z.enum(TASK_STATUSES).optional(),
+  user_id: z.string().min(1).optional(),
+  source: z.enum(TASK_SOURCES).optional(),
+  from_date: dateBound(false).optional(),
+  to_date: dateBound(true).optional(),
+});
+export const AgentTaskListQuery = TaskListQuery.omit({ agent_id: true });
