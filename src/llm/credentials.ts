@@ -11,7 +11,7 @@ import { PROVIDER_ADAPTERS, type LLMModelProvider } from './llm-providers.js';
 
 /** Reads an organization secret in clear (the secrets domain's SecretsService.reveal). */
 export interface OrgSecretReader {
-  reveal(organizationId: string, name: string): Promise<string | null>;
+  reveal(organizationId: string, name: string): Promise<string | null | undefined>;
 }
 
 export type CredentialSource = 'agent' | 'organization_secret' | 'environment';
@@ -71,8 +71,8 @@ export class CredentialResolver {
   }
 
   /**
-   * The agents domain stores `llm_credentials` as `{name, description, value}` with `value` sealed; a sealed whole
-   * object, or a clear value (an agent record built in memory), is accepted too.
+   * The agents domain stores `llm_credentials` as `{name, description, value: {$sealed}}` and reveals it in
+   * getRunnable; a sealed value, a sealed whole object, or a clear value are accepted too.
    */
   private fromAgent(raw: unknown): string | undefined {
     if (raw === null || raw === undefined) return undefined;
@@ -86,7 +86,9 @@ export class CredentialResolver {
       }
     }
     if (typeof raw === 'object' && 'value' in raw) {
-      const v = (raw as { value: unknown }).value;
+      let v = (raw as { value: unknown }).value;
+      // Stored form of the agents domain (agent-secrets.ts) when the configuration was not revealed first.
+      if (v && typeof v === 'object' && typeof (v as { $sealed?: unknown }).$sealed === 'string') v = (v as { $sealed: string }).$sealed;
       if (typeof v !== 'string' || !v || v === '********') return undefined;
       return SEALED.test(v) ? this.secretBox.open(v) || undefined : v;
     }

@@ -3,6 +3,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
+import type { LLMModelProvider } from './model-catalog.js';
 
 /**
  * The LLM provider registry (ARCHITECTURE rule 8): one adapter per LLMModelProvider value of the specification.
@@ -10,31 +11,9 @@ import type { LanguageModel } from 'ai';
  * `@ai-sdk/openai-compatible`; so does every provider given a custom `llm_api_base` (CONTRACT section 5).
  */
 
-export const LLM_MODEL_PROVIDERS = [
-  'openai',
-  'nim',
-  'amazon_bedrock',
-  'azure_ai_foundary',
-  'huggingFace',
-  'friendlyAI',
-  'anthropic',
-  'gemini',
-  'fireworks',
-  'google_ai_studio',
-  'helicone',
-  'bytedance',
-  'tzafon_lightcone',
-  'cerebras',
-  'open_router',
-  'nebius',
-  'cloudflare_ai_gw',
-  'z_ai',
-] as const;
-export type LLMModelProvider = (typeof LLM_MODEL_PROVIDERS)[number];
-
-export function isLlmProvider(v: unknown): v is LLMModelProvider {
-  return typeof v === 'string' && (LLM_MODEL_PROVIDERS as readonly string[]).includes(v);
-}
+// The provider list is the model catalog's (agents domain): this registry must cover every value of it.
+export { LLM_MODEL_PROVIDERS, type LLMModelProvider } from './model-catalog.js';
+export { isProvider as isLlmProvider } from './model-catalog.js';
 
 /** Everything needed to build a model for one call. The key is already resolved; nothing here reads process.env. */
 export interface ModelRequest {

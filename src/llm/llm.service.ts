@@ -1,6 +1,7 @@
 import type { LanguageModel } from 'ai';
 import { CredentialResolver, type CredentialAgentFields, type CredentialSource } from './credentials.js';
 import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider } from './llm-providers.js';
+import { resolveModel } from './model-catalog.js';
 import { createRetryingFetch, DEFAULT_RETRY_POLICY, type RetryListener, type RetryPolicy } from './retrying-fetch.js';
 
 /** The agent fields that choose and reach a model. */
@@ -29,8 +30,6 @@ export interface LlmServiceDeps {
   /** Transport to a user-configured llm_api_base: obeys the egress policy (CONTRACT section 10). */
   egressFetch: typeof globalThis.fetch;
   retry?: RetryPolicy;
-  /** The model catalog's default for a provider, used when an agent has no model_name. */
-  defaultModel?: (provider: LLMModelProvider) => string | undefined;
 }
 
 /** The provider the schema defaults to (CONTRACT section 2). */
@@ -43,11 +42,10 @@ export class LlmService {
   /** The provider and model name an agent runs on (before any credential is looked up). */
   identify(agent: LlmAgentFields): { provider: LLMModelProvider; modelName: string } {
     const raw = agent.model_provider ?? DEFAULT_PROVIDER;
-    if (!isLlmProvider(raw)) throw new ProviderConfigError(`Unknown LLM provider "${String(raw)}"`);
-    const named = typeof agent.model_name === 'string' && agent.model_name.trim() ? agent.model_name.trim() : undefined;
-    const modelName = named ?? this.deps.defaultModel?.(raw);
-    if (!modelName) throw new ProviderConfigError(`The agent has no model_name for provider "${raw}"`);
-    return { provider: raw, modelName };
+    if (typeof raw !== 'string' || !isLlmProvider(raw)) throw new ProviderConfigError(`Unknown LLM provider "${String(raw)}"`);
+    const named = typeof agent.model_name === 'string' && agent.model_name.trim() ? agent.model_name.trim() : null;
+    // The catalog follows replaced_by for deprecated models and gives the default when none is named.
+    return { provider: raw, modelName: resolveModel(raw, named) };
   }
 
   /** Throws MissingCredentialsError or ProviderConfigError with a message fit for the task result. */

@@ -3,7 +3,6 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { CredentialResolver, type OrgSecretReader } from '../llm/credentials.js';
-import type { LLMModelProvider } from '../llm/llm-providers.js';
 import { LlmService } from '../llm/llm.service.js';
 import type { RetryPolicy } from '../llm/retrying-fetch.js';
 import { createEgressPolicy, createSafeFetch } from '../net/safe-fetch.js';
@@ -38,7 +37,6 @@ export interface RuntimeDeps {
   /** The tasks domain's submitter, for sub-agents; read at call time. */
   submitter: () => TaskSubmitter;
   describeAgent?: (organizationId: string, agentId: string) => Promise<SubAgentInfo | null>;
-  defaultModel?: (provider: LLMModelProvider) => string | undefined;
   retry?: RetryPolicy;
   /** Transport to public provider endpoints (tests leave it as the global fetch). */
   publicFetch?: typeof globalThis.fetch;
@@ -59,7 +57,6 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     publicFetch: deps.publicFetch ?? globalThis.fetch,
     egressFetch: createSafeFetch(createEgressPolicy(deps.config.egressAllow)) as typeof globalThis.fetch,
     retry: deps.retry,
-    defaultModel: deps.defaultModel,
   });
   const tools = new RuntimeToolRegistry();
   tools.register('agent', new AgentToolProvider({ submitter: deps.submitter, describe: deps.describeAgent }));
