@@ -1,0 +1,108 @@
+import { SseParser } from './sse.js';
+
+/**
+ * The console's only way to the server: the public /v1 API with the key the user signed in with. The key lives
+ * in sessionStorage (gone when the tab closes, never in a URL or a cookie) and travels as `x-api-key`.
+ */
+const KEY_STORAGE = 'agentry.apiKey';
+
+export const session = {
+  get key() {
+    return sessionStorage.getItem(KEY_STORAGE);
+  },
+  signIn(key) {
+    sessionStorage.setItem(KEY_STORAGE, key);
+  },
+  signOut() {
+    sessionStorage.removeItem(KEY_STORAGE);
+  },
+};
+
+export class ApiError extends Error {
+  constructor(status, detail) {
+    super(describe(status, detail));
+    this.status = status;
+    this.detail = detail;
+  }
+}
+
+/** The API's error body -> one readable sentence (422 lists each problem with its location). */
+function describe(status, detail) {
+  if (Array.isArray(detail)) return detail.map((d) => `${(d.loc ?? []).join('.')}: ${d.msg}`).join('; ');
+  if (typeof detail === 'string') return detail;
+  return status ? `Request failed (HTTP ${status})` : 'The server could not be reached';
+}
+
+/** Called when the key stops working (401/403): the app signs the user out and shows the sign-in form. */
+let onUnauthorized = () => {};
+export function setUnauthorizedHandler(fn) {
+  onUnauthorized = fn;
+}
+
+export function path(strings, ...values) {
+  return strings.reduce((acc, s, k) => acc + s + (k < values.length ? encodeURIComponent(String(values[k])) : ''), '');
+}
+
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** A JSON request; throws ApiError with the server's detail. `key` overrides the session's (sign-in check). */
+export async function api(method, url, { body, key, signal } = {}) {
+  const headers = { accept: 'application/json', 'x-api-key': key ?? session.key ?? '' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res;
+  try {
+    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, cache: 'no-store' });
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+    throw new ApiError(0, null);
+  }
+  const text = await res.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = text;
+  }
+  if (!res.ok) {
+    if ((res.status === 401 || res.status === 403) && key === undefined) onUnauthorized();
+    throw new ApiError(res.status, json && typeof json === 'object' ? json.detail : null);
+  }
+  return json;
+}
+
+/**
+ * Reads a server-sent event stream with fetch (EventSource cannot send headers). Calls onEvent for each event
+ * and resolves when the server ends the stream; rejects on HTTP errors. Abort with `signal`.
+ */
+export async function streamEvents(url, { onEvent, signal, lastEventId }) {
+  const headers = { accept: 'text/event-stream', 'x-api-key': session.key ?? '' };
+  if (lastEventId) headers['last-event-id'] = lastEventId;
+  const res = await fetch(url, { headers, signal, cache: 'no-store' });
+  if (!res.ok) {
+    let detail = null;
+    try {
+      detail = (await res.json()).detail;
+    } catch {
+      detail = null;
+    }
+    if (res.status === 401 || res.status === 403) onUnauthorized();
+    throw new ApiError(res.status, detail);
+  }
+  const parser = new SseParser(onEvent);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      parser.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return parser.lastEventId;
+}

@@ -1,0 +1,30 @@
+import { path } from '../api.js';
+import { h } from '../dom.js';
+import { dataTable, statusBadge, timeEl } from '../components.js';
+import { durationBetween, formatDuration, formatNumber, shortId, truncate } from '../format.js';
+
+/** The tasks table of the tasks page and the agent page. `agentNames` maps agent ids to names when known. */
+export function taskTable(tasks, { caption = 'Tasks', agentNames = null, showAgent = true, empty = 'No tasks match.' } = {}) {
+  const columns = [
+    {
+      label: 'Task',
+      cell: (t) =>
+        h(
+          'div',
+          { class: 'task-cell' },
+          h('a', { href: `#${path`/tasks/${t.id}`}`, class: 'mono', title: t.id }, shortId(t.id, 13)),
+          h('span', { class: 'task-input' }, truncate(t.title || t.input?.text || '', 90)),
+        ),
+    },
+    showAgent && {
+      label: 'Agent',
+      cell: (t) => h('a', { href: `#${path`/agents/${t.agent_id}`}` }, agentNames?.get(t.agent_id) ?? shortId(t.agent_id)),
+    },
+    { label: 'Status', cell: (t) => statusBadge(t.status) },
+    { label: 'Source', cell: (t) => t.source },
+    { label: 'Created', cell: (t) => timeEl(t.created_at) },
+    { label: 'Duration', className: 'num', cell: (t) => (t.started_at ? formatDuration(durationBetween(t.started_at, t.finished_at)) : '—') },
+    { label: 'Tokens', className: 'num', cell: (t) => formatNumber(t.tokens?.total_tokens ?? 0) },
+  ].filter(Boolean);
+  return dataTable({ caption, columns, rows: tasks.map((t) => ({ key: t.id, value: t })), empty });
+}
