@@ -1,0 +1,238 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskQueueRepository } from '../../src/tasks/task-queue.repository.js';
+import type { Task, TaskEvent } from '../../src/tasks/task.types.js';
+import { TEST_DBS } from '../support/harness.js';
+import { aborted, createTasksApp, ScriptedRunner, type TasksApp } from './tasks-harness.js';
+
+const LLM = { model_provider: 'openai', llm_credentials: { name: 'k', value: 'sk-x' }, should_stage_before_publish: false };
+
+/** The queue and the worker against a scripted TaskRunner: approvals, fencing, reclaim, retries, sealing. */
+describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
+  let t: TasksApp;
+  const runner = new ScriptedRunner();
+  let agentId: string;
+  beforeAll(async () => {
+    t = await createTasksApp(kind, { runner, env: { AGENTRY_WORKER_CONCURRENCY: '2' } });
+    agentId = await t.createAgent({ ...LLM, is_supervised: true });
+  });
+  afterAll(async () => t?.close());
+
+  const invokeAsync = async (agent: string, text: string, extra: Record<string, unknown> = {}) => {
+    const r = await t.req('POST', `/v1/agents/${agent}/invoke/async`, { input: { text }, ...extra });
+    expect(r.statusCode).toBe(200);
+    return r.json() as Task;
+  };
+
+  it('pauses a supervised call until a person approves or rejects it', async () => {
+    runner.handler = async (req) => {
+      const ok = await req.requestApproval({ tool: 'delete_record', arguments: { id: 7 } });
+      return { result: ok ? 'approved' : 'rejected' };
+    };
+    for (const decision of ['approve', 'reject'] as const) {
+      const task = await invokeAsync(agentId, `please ${decision}`);
+      const paused = await t.waitTask(task.id, (x) => x.status === 'paused');
+      expect(paused.hitl_request).toMatchObject({ tool: 'delete_record', arguments: { id: 7 } });
+      const r = await t.req('POST', `/v1/tasks/${task.id}/${decision}`);
+      expect(r.statusCode).toBe(200);
+      expect(r.json().status).toBe('executing');
+      const done = await t.waitTask(task.id, (x) => x.status === 'completed');
+      expect(done.result).toBe(decision === 'approve' ? 'approved' : 'rejected');
+      expect(done.hitl_request).toBeNull();
+      const again = await t.req('POST', `/v1/tasks/${task.id}/${decision}`);
+      expect(again.statusCode).toBe(409);
+      expect(again.json()).toEqual({ detail: 'Task is not waiting for approval' });
+      const types = ((await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as TaskEvent[]).map((e) => [e.type, e.data.status]);
+      expect(types).toEqual(expect.arrayContaining([['task_updated', 'paused'], ['task_finished', 'completed']]));
+    }
+    expect((await t.req('POST', '/v1/tasks/none/approve')).statusCode).toBe(404);
+  });
+
+  it('answers a synchronous invocation with the paused task; stopping it while paused ends it stopped', async () => {
+    runner.handler = async (req) => ({ result: String(await req.requestApproval({ tool: 'send_mail', arguments: {} })) });
+    const r = await t.req('POST', `/v1/agents/${agentId}/invoke`, { input: { text: 'sync pause' } });
+    expect(r.json()).toMatchObject({ status: 'paused', hitl_request: { tool: 'send_mail' } });
+    const stopped = await t.req('POST', `/v1/tasks/${r.json().id}/stop`);
+    expect(stopped.json()).toMatchObject({ status: 'stopped', hitl_request: null });
+    await waitFor(() => runner.requests.length > 0 && runner.requests[runner.requests.length - 1].signal.aborted);
+  });
+
+  it('seals user tokens in the row, hands them to the runner, and wipes them when the task ends', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let seen: Record<string, string> | undefined;
+    runner.handler = async (req) => {
+      seen = req.extras.userTokens;
+      await gate;
+      return { result: 'ok' };
+    };
+    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'webhook', text: 'tokens', userTokens: { 'mcp-item-1': 'tok-very-secret' } });
+    await t.waitTask(task.id, (x) => x.status === 'executing');
+    const sealed = await sealedTokens(t, task.id);
+    expect(sealed).toBeTruthy();
+    expect(sealed).not.toContain('tok-very-secret');
+    release();
+    await t.waitTask(task.id, (x) => x.status === 'completed');
+    expect(seen).toEqual({ 'mcp-item-1': 'tok-very-secret' });
+    expect(await sealedTokens(t, task.id)).toBeNull();
+    expect(JSON.stringify((await t.req('GET', `/v1/tasks/${task.id}/events`)).json())).not.toContain('tok-very-secret');
+  });
+
+  it('runs at most the configured number of tasks at once', async () => {
+    let current = 0;
+    let peak = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    runner.handler = async () => {
+      peak = Math.max(peak, ++current);
+      await gate;
+      current--;
+      return { result: 'ok' };
+    };
+    const plain = await t.createAgent(LLM);
+    const tasks = [];
+    for (let i = 0; i < 5; i++) tasks.push(await invokeAsync(plain, `c${i}`));
+    await waitFor(() => current === 2);
+    const listed = (await t.req('GET', `/v1/tasks?agent_id=${plain}&status=pending`)).json();
+    expect(listed.total).toBe(3);
+    release();
+    for (const task of tasks) await t.waitTask(task.id, (x) => x.status === 'completed');
+    expect(peak).toBe(2);
+  });
+
+  it('retries an error outcome under the retry strategy, then completes', async () => {
+    const retrying = await t.createAgent({ ...LLM, task_level_strategies: { retry_strategy: { enabled: true, max_retries: 2 } } });
+    let calls = 0;
+    runner.handler = async () => (++calls === 1 ? { status: 'error', result: 'flaky provider' } : { result: 'second time lucky' });
+    const task = await invokeAsync(retrying, 'retry me');
+    const done = await t.waitTask(task.id, (x) => x.status === 'completed');
+    expect(done).toMatchObject({ result: 'second time lucky', execution_attempts: 2 });
+    // Both attempts' tokens count.
+    expect(done.tokens.total_tokens).toBe(10);
+    const events = (await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as TaskEvent[];
+    expect(events.find((e) => e.data.retry_reason)?.data).toMatchObject({ status: 'pending', retry_reason: 'flaky provider' });
+
+    // Without a retry strategy an error is final.
+    const plain = await t.createAgent(LLM);
+    runner.handler = async () => ({ status: 'error', result: 'no luck' });
+    const failed = await t.waitTask((await invokeAsync(plain, 'once')).id, (x) => x.status === 'error');
+    expect(failed).toMatchObject({ result: 'no luck', execution_attempts: 1 });
+  });
+
+  it("ends a task whose agent was deleted before it ran with error 'Agent not found'", async () => {
+    const doomed = await t.createAgent(LLM);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    runner.handler = async () => {
+      await gate;
+      return { result: 'ok' };
+    };
+    // Fill both slots so the next task waits in the queue.
+    const plain = await t.createAgent(LLM);
+    const blockers = [await invokeAsync(plain, 'b1'), await invokeAsync(plain, 'b2')];
+    await waitFor(() => runner.requests.filter((r) => r.task.agent_id === plain && !r.signal.aborted).length >= 2);
+    const task = await invokeAsync(doomed, 'orphan');
+    expect((await t.req('DELETE', `/v1/agents/${doomed}`)).statusCode).toBe(202);
+    release();
+    const done = await t.waitTask(task.id, (x) => x.status === 'error');
+    expect(done.result).toBe('Agent not found');
+    for (const b of blockers) await t.waitTask(b.id, (x) => x.status === 'completed');
+    // Its tasks stay readable.
+    expect((await t.req('GET', `/v1/agents/${doomed}/tasks`)).json().total).toBe(1);
+  });
+});
+
+describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
+  let t: TasksApp;
+  const runner = new ScriptedRunner();
+  let queue: TaskQueueRepository;
+  beforeAll(async () => {
+    t = await createTasksApp(kind, { runner, worker: false });
+    queue = new TaskQueueRepository(t.c.db);
+  });
+  afterAll(async () => t?.close());
+
+  const lease = (row: { organization_id: string; id: string; fence: number }) => ({ organizationId: row.organization_id, taskId: row.id, fence: Number(row.fence) });
+  const outcome = { status: 'completed' as const, result: 'x', tokens: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, llm_model_provider: null, llm_model_name: null };
+  const finished = { type: 'task_finished', data: () => '{}' };
+
+  it('refuses every write of a stale attempt once the task was claimed again', async () => {
+    const agentId = await t.createAgent(LLM);
+    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: 'fence' });
+    const now = Date.now();
+    const first = (await queue.claimPending('worker-a', now, 1000))!;
+    expect(first).toMatchObject({ id: task.id, status: 'executing', execution_attempts: 1, lease_owner: 'worker-a' });
+    expect(await queue.claimPending('worker-b', now, 1000)).toBeUndefined();
+    // Still leased: nobody may take it over.
+    expect(await queue.claimExpired('worker-b', now + 500, 1000)).toBeUndefined();
+    const second = (await queue.claimExpired('worker-b', now + 1001, 1000))!;
+    expect(second).toMatchObject({ id: task.id, execution_attempts: 2, lease_owner: 'worker-b' });
+    expect(Number(second.fence)).toBeGreaterThan(Number(first.fence));
+
+    const stale = lease(first);
+    expect(await queue.heartbeat(stale, now, 1000)).toBe(false);
+    expect(await queue.appendEvent(stale, 'chunk', now, '{}')).toBeUndefined();
+    expect(await queue.pause(stale, '{}', now)).toBe(false);
+    expect(await queue.finish(stale, outcome, [], finished, now)).toBeUndefined();
+    expect(await queue.requeue(stale, now, now, { refundAttempt: true })).toBeUndefined();
+
+    const current = lease(second);
+    expect(await queue.heartbeat(current, now, 1000)).toBe(true);
+    expect(await queue.appendEvent(current, 'chunk', now, '{"text":"hi"}')).toBeGreaterThan(0);
+    // A stop moves the fence: the current holder is now stale too.
+    expect((await t.req('POST', `/v1/tasks/${task.id}/stop`)).json().status).toBe('stopped');
+    expect(await queue.finish(current, outcome, [], finished, now)).toBeUndefined();
+    expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'stopped', result: null });
+  });
+
+  it('claims a dead worker’s task again after its lease, and ends it error when attempts run out', async () => {
+    const agentId = await t.createAgent(LLM);
+    const limited = await t.createAgent({ ...LLM, task_level_strategies: { retry_strategy: { enabled: true, max_retries: 0 } } });
+    const revived = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: 'revive' });
+    const abandoned = await t.c.tasks.submit({ organizationId: t.orgA, agentId: limited, source: 'api', text: 'abandon' });
+    // A worker claims both and dies (it never heart-beats).
+    expect(await queue.claimPending('dead-worker', Date.now(), 1000)).toBeTruthy();
+    expect(await queue.claimPending('dead-worker', Date.now(), 1000)).toBeTruthy();
+    runner.handler = async (req) => ({ result: `attempt ${req.task.execution_attempts}` });
+    await t.c.taskWorker.start();
+    try {
+      const done = await t.waitTask(revived.id, (x) => x.status === 'completed');
+      expect(done).toMatchObject({ result: 'attempt 2', execution_attempts: 2 });
+      const dead = await t.waitTask(abandoned.id, (x) => x.status === 'error');
+      expect(dead.execution_attempts).toBe(1);
+      expect(dead.result).toMatch(/abandoned/);
+      const events = (await t.req('GET', `/v1/tasks/${abandoned.id}/events`)).json() as TaskEvent[];
+      expect(events.filter((e) => e.type === 'task_finished')).toHaveLength(1);
+    } finally {
+      await t.c.taskWorker.stop();
+    }
+  });
+
+  it('hands a running task back to the queue when the worker shuts down, without counting the attempt', async () => {
+    const agentId = await t.createAgent(LLM);
+    runner.handler = async (req) => {
+      await aborted(req.signal);
+      throw new Error('aborted');
+    };
+    await t.c.taskWorker.start();
+    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: 'shutdown' });
+    await t.waitTask(task.id, (x) => x.status === 'executing');
+    await t.c.taskWorker.stop();
+    expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'pending', execution_attempts: 0 });
+    // waitForFinal answers with the task as it is when the time is up.
+    expect((await t.c.tasks.waitForFinal(t.orgA, task.id, 300)).status).toBe('pending');
+    await t.req('POST', `/v1/tasks/${task.id}/stop`);
+  });
+});
+
+async function sealedTokens(t: TasksApp, id: string): Promise<string | null> {
+  const row = await t.c.db.kysely.selectFrom('tasks').select('sealed_user_tokens').where('id', '=', id).executeTakeFirstOrThrow();
+  return row.sealed_user_tokens;
+}
+
+async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
