@@ -1,4 +1,4 @@
-import { announce, copyText, h } from './dom.js';
+import { announce, copyText, h, replaceChildren } from './dom.js';
 import { formatTime, prettyJson } from './format.js';
 
 /** Building blocks shared by the views. Every one returns DOM built with h(): no markup from data. */
@@ -132,7 +132,7 @@ export function liveUpdate(container, data, build) {
   const hadFocus = active && container.contains(active);
   const rowKey = hadFocus ? active.closest('[data-key]')?.dataset.key : null;
   const activeText = hadFocus ? active.textContent : null;
-  container.replaceChildren(build());
+  replaceChildren(container, build());
   if (hadFocus) {
     const candidates = rowKey ? container.querySelectorAll(`[data-key="${CSS.escape(rowKey)}"] a, [data-key="${CSS.escape(rowKey)}"] button`) : container.querySelectorAll('a, button');
     const same = [...candidates].find((el) => el.textContent === activeText) ?? candidates[0];

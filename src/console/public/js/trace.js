@@ -1,8 +1,7 @@
 /**
  * The execution trace as a timeline: folds the task's event stream (CONTRACT section 6) into entries the task
  * page renders. A tool call's request and result become one entry; streamed chunks attach to the LLM call they
- * belong to. Events can arrive twice (a reconnected stream replays), so they are deduplicated by sequence id.
- * Pure: unit-tested in Node.
+ * belong to. Each event is added once (task-stream.js skips events already delivered). Pure: unit-tested in Node.
  */
 
 export const ENTRY_KINDS = ['lifecycle', 'llm', 'tool', 'sub_agent', 'auth', 'other'];
@@ -11,7 +10,6 @@ export class TraceModel {
   constructor() {
     /** @type {Array<object>} entries in arrival order */
     this.entries = [];
-    this.seen = new Set();
     this.toolById = new Map();
     /** The LLM call currently streaming (chunks arrive before its llm_call event). */
     this.openLlm = null;
@@ -20,16 +18,8 @@ export class TraceModel {
     this.totals = { llmCalls: 0, toolCalls: 0, toolErrors: 0, llmErrors: 0, prompt: 0, completion: 0, total: 0 };
   }
 
-  /**
-   * Adds one event ({type, time, data, seq?}); `id` is the stream's event id when there is one.
-   * Returns the entry it created or changed, or null for a duplicate.
-   */
-  add(event, id = event.seq ?? null) {
-    const key = id === null || id === undefined ? null : String(id);
-    if (key !== null) {
-      if (this.seen.has(key)) return null;
-      this.seen.add(key);
-    }
+  /** Adds one event ({type, time, data}); returns the entry it created or changed (null when nothing shows). */
+  add(event) {
     const time = Date.parse(event.time);
     if (this.startTime === null && Number.isFinite(time)) this.startTime = time;
     const data = event.data && typeof event.data === 'object' ? event.data : {};

@@ -1,5 +1,5 @@
 import { api, path, query } from '../api.js';
-import { h } from '../dom.js';
+import { h, replaceChildren } from '../dom.js';
 import { dataTable, errorAlert, facts, jsonBlock, jsonDetails, liveUpdate, loading, pager, poll, statusBadge, timeEl } from '../components.js';
 import { renderWebhookChannel } from './webhook-channel.js';
 import { taskTable } from './task-table.js';
@@ -28,7 +28,7 @@ export async function renderAgent(root, ctx, agentId) {
     tasksBody,
   );
 
-  root.replaceChildren(
+  replaceChildren(root, 
     h(
       'div',
       { class: 'page-head' },
@@ -53,7 +53,7 @@ export async function renderAgent(root, ctx, agentId) {
       const page = await api('GET', `${path`/v1/agents/${agent.id}/tasks`}${query({ per_page: 10 })}`, { signal: ctx.signal });
       liveUpdate(tasksBody, page.items, () => taskTable(page.items, { caption: `Latest tasks of ${agent.name}`, showAgent: false, empty: 'No tasks yet.' }));
     } catch (e) {
-      if (!ctx.signal.aborted) tasksBody.replaceChildren(errorAlert(e));
+      if (!ctx.signal.aborted) replaceChildren(tasksBody, errorAlert(e));
       throw e;
     }
   }
@@ -110,15 +110,15 @@ function yesNo(v) {
 
 async function renderVersions(section, ctx, agent, page) {
   const body = h('div', {}, loading('Loading versions…'));
-  section.replaceChildren(section.firstChild, body);
+  replaceChildren(section, section.firstChild, body);
   let data;
   try {
     data = await api('GET', `${path`/v1/agents/${agent.id}/versions`}${query({ page, per_page: 10 })}`, { signal: ctx.signal });
   } catch (e) {
-    if (!ctx.signal.aborted) body.replaceChildren(errorAlert(e));
+    if (!ctx.signal.aborted) replaceChildren(body, errorAlert(e));
     return;
   }
-  body.replaceChildren(
+  replaceChildren(body, 
     dataTable({
       caption: `Published versions of ${agent.name}`,
       empty: 'No published version.',
@@ -145,13 +145,13 @@ function versionDetails(ctx, agent, version) {
       ontoggle: async () => {
         if (!details.open || slot.dataset.loaded) return;
         slot.dataset.loaded = '1';
-        slot.replaceChildren(loading());
+        replaceChildren(slot, loading());
         try {
           const v = await api('GET', path`/v1/agents/${agent.id}/versions/${version}`, { signal: ctx.signal });
-          slot.replaceChildren(jsonBlock(v, `Configuration of version ${version}`));
+          replaceChildren(slot, jsonBlock(v, `Configuration of version ${version}`));
         } catch (e) {
           delete slot.dataset.loaded;
-          slot.replaceChildren(errorAlert(e));
+          replaceChildren(slot, errorAlert(e));
         }
       },
     },

@@ -1,5 +1,5 @@
 import { api, path, query } from '../api.js';
-import { h } from '../dom.js';
+import { h, replaceChildren } from '../dom.js';
 import { dataTable, errorAlert, loading, pager, statusBadge, timeEl } from '../components.js';
 
 /** The organization's agents, paged. */
@@ -13,10 +13,10 @@ export async function renderAgents(root, ctx) {
     data = await api('GET', `/v1/agents${query({ page, per_page: 20 })}`, { signal: ctx.signal });
   } catch (e) {
     if (ctx.signal.aborted) return;
-    body.replaceChildren(errorAlert(e));
+    replaceChildren(body, errorAlert(e));
     return;
   }
-  body.replaceChildren(
+  replaceChildren(body, 
     dataTable({
       caption: 'Agents',
       empty: 'No agents yet. Create one with POST /v1/agents.',

@@ -1,5 +1,5 @@
 import { api, path } from '../api.js';
-import { announce, confirmAction, h } from '../dom.js';
+import { announce, confirmAction, h, replaceChildren } from '../dom.js';
 import { errorAlert, facts, jsonBlock, loading, statusBadge, timeEl } from '../components.js';
 import { durationBetween, formatBytes, formatDuration, formatTokens, isFinal, prettyJson, tryParseJson } from '../format.js';
 import { renderMarkdown } from '../markdown.js';
@@ -36,7 +36,7 @@ export async function renderTask(root, ctx, taskId) {
     timeline.element,
   );
 
-  root.replaceChildren(
+  replaceChildren(root, 
     h('div', { class: 'page-head' }, h('h1', {}, 'Task ', h('span', { class: 'mono' }, taskId)), headBadges, stopSlot),
     hitl,
     h('div', { class: 'grid-2' }, summary, input),
@@ -48,7 +48,7 @@ export async function renderTask(root, ctx, taskId) {
   function update(next, { quiet = false } = {}) {
     const before = task.status;
     task = next;
-    headBadges.replaceChildren(statusBadge(task.status), task.is_manually_stopped ? h('span', { class: 'badge' }, 'stopped by a person') : null);
+    replaceChildren(headBadges, statusBadge(task.status), task.is_manually_stopped ? h('span', { class: 'badge' }, 'stopped by a person') : null);
     renderStop();
     renderSummary();
     renderHitl();
@@ -61,7 +61,7 @@ export async function renderTask(root, ctx, taskId) {
   }
 
   function renderStop() {
-    if (isFinal(task.status)) return stopSlot.replaceChildren();
+    if (isFinal(task.status)) return replaceChildren(stopSlot);
     if (stopSlot.querySelector('button')) return;
     const button = h(
       'button',
@@ -84,11 +84,11 @@ export async function renderTask(root, ctx, taskId) {
       },
       'Stop task',
     );
-    stopSlot.replaceChildren(button);
+    replaceChildren(stopSlot, button);
   }
 
   function renderSummary() {
-    summary.replaceChildren(
+    replaceChildren(summary, 
       h('h2', { id: 'summary-title' }, 'Summary'),
       facts([
         ['Agent', h('a', { href: `#${path`/agents/${task.agent_id}`}` }, agentName ?? task.agent_id)],
@@ -109,7 +109,7 @@ export async function renderTask(root, ctx, taskId) {
   }
 
   function renderHitl() {
-    if (task.status !== 'paused' || !task.hitl_request) return hitl.replaceChildren();
+    if (task.status !== 'paused' || !task.hitl_request) return replaceChildren(hitl);
     const decide = (what) => async () => {
       try {
         update(await api('POST', path`/v1/tasks/${taskId}/${what}`, { signal: ctx.signal }));
@@ -117,7 +117,7 @@ export async function renderTask(root, ctx, taskId) {
         hitl.append(errorAlert(e));
       }
     };
-    hitl.replaceChildren(
+    replaceChildren(hitl, 
       h(
         'section',
         { class: 'panel attention', 'aria-labelledby': 'hitl-title' },
@@ -136,7 +136,7 @@ export async function renderTask(root, ctx, taskId) {
 
   function renderInput() {
     const files = task.input?.files ?? [];
-    input.replaceChildren(
+    replaceChildren(input, 
       h('h2', { id: 'input-title' }, 'Input'),
       task.input?.text ? h('pre', { class: 'prewrap text-block', tabindex: '0', 'aria-label': 'Input text' }, task.input.text) : h('p', { class: 'muted' }, 'No text.'),
       task.additional_context ? [h('h3', {}, 'Additional context'), h('pre', { class: 'prewrap text-block', tabindex: '0' }, prettyJson(task.additional_context))] : null,
@@ -173,42 +173,44 @@ export async function renderTask(root, ctx, taskId) {
     else if (json) content = jsonBlock(tryParseJson(text).ok ? tryParseJson(text).value : text, 'Result (JSON)');
     else if (raw) content = h('pre', { class: 'prewrap text-block', tabindex: '0' }, text);
     else content = h('div', { class: 'markdown', safeHtml: renderMarkdown(text) });
-    result.replaceChildren(h('div', { class: 'section-head' }, h('h2', { id: 'result-title' }, 'Result'), toggle), content);
+    replaceChildren(result, h('div', { class: 'section-head' }, h('h2', { id: 'result-title' }, 'Result'), toggle), content);
   }
 
   async function loadThread() {
     try {
       const messages = await api('GET', path`/v1/tasks/${taskId}/thread`, { signal: ctx.signal });
       const list = Array.isArray(messages) ? messages : (messages?.items ?? messages?.messages ?? []);
-      thread.replaceChildren(
+      replaceChildren(thread, 
         thread.firstChild,
         list.length ? h('ol', { class: 'thread' }, list.map(message)) : h('p', { class: 'muted' }, 'No messages yet.'),
       );
     } catch (e) {
-      if (!ctx.signal.aborted) thread.replaceChildren(thread.firstChild, errorAlert(e));
+      if (!ctx.signal.aborted) replaceChildren(thread, thread.firstChild, errorAlert(e));
     }
   }
 
   // The trace so far, read once: the stream replays it too, but those events are then skipped by their ids, so
   // only what happens from now on changes the page's state and is announced.
-  const initial = await api('GET', path`/v1/tasks/${taskId}/events`, { signal: ctx.signal }).catch((e) => (ctx.signal.aborted ? Promise.reject(e) : []));
+  const fetched = await api('GET', path`/v1/tasks/${taskId}/events`, { signal: ctx.signal }).catch((e) => (ctx.signal.aborted ? Promise.reject(e) : []));
+  const initial = Array.isArray(fetched) ? fetched : [];
   let latest = null;
-  for (const ev of Array.isArray(initial) ? initial : []) {
-    const entry = timeline.add(ev, ev.seq ?? null);
+  for (const ev of initial) {
+    const entry = timeline.add(ev);
     if (entry?.kind === 'lifecycle' && entry.task?.status) latest = entry.task;
   }
   update(latest ? merge(task, latest) : task, { quiet: true });
   void loadThread();
 
   void followTask(taskId, {
+    delivered: initial.length,
     signal: ctx.signal,
     isDone: () => isFinal(task.status),
     onState: (state, error) => {
       streamState.textContent = { live: isFinal(task.status) ? '' : 'Live', polling: 'Refreshing every few seconds', ended: '', error: error?.message ?? 'Stream failed' }[state];
       streamState.className = `stream-state ${state}`;
     },
-    onEvent: (envelope, id) => {
-      const entry = timeline.add(envelope, id);
+    onEvent: (envelope) => {
+      const entry = timeline.add(envelope);
       if (entry?.kind === 'lifecycle' && entry.task?.id === taskId && entry.task.status) {
         update(merge(task, entry.task));
         // Sub-executions are not part of the event's snapshot: the final state is read once from the API.

@@ -1,5 +1,5 @@
 import { api, query } from '../api.js';
-import { h } from '../dom.js';
+import { h, replaceChildren } from '../dom.js';
 import { errorAlert, liveUpdate, loading, pager, poll } from '../components.js';
 import { dateInputToIso, TASK_SOURCES, TASK_STATUSES } from '../format.js';
 import { taskTable } from './task-table.js';
@@ -71,7 +71,7 @@ export async function renderTasks(root, ctx) {
 
   const results = h('div', { id: 'task-results' }, loading('Loading tasks…'));
   const pagerSlot = h('div', {});
-  root.replaceChildren(
+  replaceChildren(root, 
     h('div', { class: 'page-head' }, h('h1', {}, 'Tasks'), h('div', { class: 'field inline' }, liveBox, h('label', { for: 'f-live' }, 'Refresh automatically'))),
     form,
     h('section', { 'aria-labelledby': 'results-title', class: 'panel' }, h('h2', { id: 'results-title', class: 'sr-only' }, 'Results'), results, pagerSlot),
@@ -96,7 +96,7 @@ export async function renderTasks(root, ctx) {
     } catch (e) {
       if (ctx.signal.aborted) return;
       delete results.dataset.rendered;
-      results.replaceChildren(errorAlert(e));
+      replaceChildren(results, errorAlert(e));
       throw e;
     }
   }

@@ -21,9 +21,9 @@ export class TimelineView {
     this.renderSummary();
   }
 
-  /** Adds one event; returns the entry it touched (null for a duplicate). */
-  add(event, id) {
-    const entry = this.model.add(event, id);
+  /** Adds one event; returns the entry it touched (null when nothing shows). */
+  add(event) {
+    const entry = this.model.add(event);
     if (!entry) return null;
     this.empty.hidden = true;
     const previous = this.items.get(entry.key);

@@ -1,5 +1,5 @@
 import { api, path } from '../api.js';
-import { announce, confirmAction, h } from '../dom.js';
+import { announce, confirmAction, h, replaceChildren } from '../dom.js';
 import { copyField, errorAlert, loading } from '../components.js';
 
 /**
@@ -9,11 +9,11 @@ import { copyField, errorAlert, loading } from '../components.js';
 export async function renderWebhookChannel(section, ctx, agent) {
   const heading = section.querySelector('h2');
   const body = h('div', { class: 'webhook-body' }, loading('Loading webhook settings…'));
-  section.replaceChildren(heading, body);
+  replaceChildren(section, heading, body);
   try {
     show(await api('GET', path`/v1/agents/${agent.id}/webhook`, { signal: ctx.signal }), false);
   } catch (e) {
-    if (!ctx.signal.aborted) body.replaceChildren(errorAlert(e));
+    if (!ctx.signal.aborted) replaceChildren(body, errorAlert(e));
   }
 
   function show(settings, fresh, focusLabel) {
@@ -58,7 +58,7 @@ export async function renderWebhookChannel(section, ctx, agent) {
           h('p', {}, 'The public URL is off. Enabling it creates a secret address that runs this agent without an API key.'),
           h('div', { class: 'actions' }, button('Enable public URL', 'primary', () => act('POST', '/webhook', 'The public URL was enabled.', 'Copy Public URL'))),
         ];
-    body.replaceChildren(
+    replaceChildren(body, 
       ...warnings.map((w) => h('div', { class: 'alert warning' }, w)),
       copyField({
         id: 'webhook-key-url',
