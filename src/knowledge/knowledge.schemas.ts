@@ -18,11 +18,13 @@ export const KbUpdateBody = z
   })
   .strict();
 
+/** One issue per bad URL, whatever is wrong with it. */
 const DocumentUrl = z
   .string()
   .max(4096)
-  .url()
-  .refine((u) => /^https?:\/\//i.test(u), { message: 'URL must use http or https' });
+  .refine((u) => URL.canParse(u) && /^https?:$/i.test(new URL(u).protocol) && new URL(u).hostname !== '', {
+    message: 'Input should be a valid http or https URL',
+  });
 
 export const AddDocumentsBody = z
   .object({
