@@ -1,0 +1,128 @@
+import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import type { McpServerCreate, McpServerPatch } from './mcp.schemas.js';
+import type { McpServerSettings } from './mcp.types.js';
+import type { McpServerRecord, McpServersRepository, StoredMcpServer } from './mcp-servers.repository.js';
+
+/**
+ * The MCP server registry (`/v1/mcp_servers`) that `mcp` tool entries reference by `mcp_id`.
+ * Secrets (api_key, client_secret, header values) are sealed before they reach the repository and are opened only
+ * for a connection (settings()).
+ */
+export class McpServersService {
+  constructor(
+    private readonly repo: McpServersRepository,
+    private readonly box: SecretBox,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(organizationId: string, input: McpServerCreate): Promise<McpServerRecord> {
+    checkAuth(input.auth_type, input.api_key ?? null, ['body']);
+    const now = this.clock.now();
+    const stored: StoredMcpServer = {
+      id: newId(),
+      organizationId,
+      name: input.name,
+      description: input.description ?? '',
+      url: input.url,
+      transport: input.transport,
+      authType: input.auth_type,
+      apiKeySealed: this.sealOrNull(input.api_key),
+      clientId: input.client_id ?? null,
+      clientSecretSealed: this.sealOrNull(input.client_secret),
+      additionalScopes: input.additional_scopes,
+      shareUserTokenAcrossOtherAgents: input.share_user_token_across_other_agents,
+      headersSealed: this.sealHeaders(input.headers),
+      allowedTools: input.allowed_tools ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.repo.insert(stored);
+    return this.describe(stored);
+  }
+
+  async get(organizationId: string, id: string): Promise<McpServerRecord> {
+    return this.describe(await this.stored(organizationId, id));
+  }
+
+  async list(organizationId: string, page: number, perPage: number): Promise<{ items: McpServerRecord[]; total: number }> {
+    const { items, total } = await this.repo.list(organizationId, (page - 1) * perPage, perPage);
+    return { items: items.map((s) => this.describe(s)), total };
+  }
+
+  async update(organizationId: string, id: string, patch: McpServerPatch): Promise<McpServerRecord> {
+    const cur = await this.stored(organizationId, id);
+    const next: StoredMcpServer = {
+      ...cur,
+      name: patch.name ?? cur.name,
+      description: patch.description === undefined ? cur.description : (patch.description ?? ''),
+      url: patch.url ?? cur.url,
+      transport: patch.transport ?? cur.transport,
+      authType: patch.auth_type ?? cur.authType,
+      apiKeySealed: patch.api_key === undefined ? cur.apiKeySealed : this.sealOrNull(patch.api_key),
+      clientId: patch.client_id === undefined ? cur.clientId : patch.client_id,
+      clientSecretSealed: patch.client_secret === undefined ? cur.clientSecretSealed : this.sealOrNull(patch.client_secret),
+      additionalScopes: patch.additional_scopes ?? cur.additionalScopes,
+      shareUserTokenAcrossOtherAgents: patch.share_user_token_across_other_agents ?? cur.shareUserTokenAcrossOtherAgents,
+      headersSealed: patch.headers === undefined ? cur.headersSealed : this.sealHeaders(patch.headers),
+      allowedTools: patch.allowed_tools === undefined ? cur.allowedTools : patch.allowed_tools,
+      updatedAt: this.clock.now(),
+    };
+    checkAuth(next.authType, next.apiKeySealed, ['body']);
+    if (!(await this.repo.replace(next))) throw AppError.notFound('MCP server');
+    return this.describe(next);
+  }
+
+  async delete(organizationId: string, id: string): Promise<void> {
+    if (!(await this.repo.delete(organizationId, id))) throw AppError.notFound('MCP server');
+  }
+
+  /** The entry with its secrets opened, for a connection; undefined when it does not exist in the organization. */
+  async settings(organizationId: string, id: string): Promise<McpServerSettings | undefined> {
+    const s = await this.repo.find(organizationId, id);
+    if (!s) return undefined;
+    return {
+      name: s.name,
+      url: s.url,
+      transport: s.transport,
+      authType: s.authType,
+      apiKey: s.apiKeySealed ? this.box.open(s.apiKeySealed) : null,
+      clientId: s.clientId,
+      clientSecret: s.clientSecretSealed ? this.box.open(s.clientSecretSealed) : null,
+      additionalScopes: s.additionalScopes,
+      shareUserTokenAcrossOtherAgents: s.shareUserTokenAcrossOtherAgents,
+      headers: this.openHeaders(s.headersSealed),
+      allowedTools: s.allowedTools,
+    };
+  }
+
+  private async stored(organizationId: string, id: string): Promise<StoredMcpServer> {
+    const s = await this.repo.find(organizationId, id);
+    if (!s) throw AppError.notFound('MCP server');
+    return s;
+  }
+
+  private describe(s: StoredMcpServer): McpServerRecord {
+    const { apiKeySealed, clientSecretSealed, headersSealed, ...rest } = s;
+    return { ...rest, hasApiKey: apiKeySealed !== null, hasClientSecret: clientSecretSealed !== null, headerNames: Object.keys(this.openHeaders(headersSealed)) };
+  }
+
+  private sealOrNull(v: string | null | undefined): string | null {
+    return v === null || v === undefined || v === '' ? null : this.box.seal(v);
+  }
+
+  private sealHeaders(h: Record<string, string>): string | null {
+    return Object.keys(h).length ? this.box.sealJson(h) : null;
+  }
+
+  private openHeaders(sealed: string | null): Record<string, string> {
+    return sealed ? this.box.openJson<Record<string, string>>(sealed) : {};
+  }
+}
+
+/** An api_key server without a key could never connect: refuse it where it is configured. */
+export function checkAuth(authType: string, apiKey: string | null, loc: (string | number)[]): void {
+  if (authType === 'api_key' && !apiKey) throw AppError.invalid([...loc, 'api_key'], "api_key is required when auth_type is 'api_key'");
+}

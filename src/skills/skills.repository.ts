@@ -1,0 +1,81 @@
+import type { Db } from '../db/database.js';
+
+export interface OrgSkillRecord {
+  organizationId: string;
+  name: string;
+  description: string;
+  instructions: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** SQL of organization skills; every query is scoped to one organization. */
+export class SkillsRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(s: OrgSkillRecord): Promise<void> {
+    await this.db.kysely
+      .insertInto('skills')
+      .values({
+        organization_id: s.organizationId,
+        name: s.name,
+        description: s.description,
+        instructions: s.instructions,
+        created_at: s.createdAt,
+        updated_at: s.updatedAt,
+      })
+      .execute();
+  }
+
+  async find(organizationId: string, name: string): Promise<OrgSkillRecord | undefined> {
+    const r = await this.db.kysely.selectFrom('skills').selectAll().where('organization_id', '=', organizationId).where('name', '=', name).executeTakeFirst();
+    return r && { organizationId: r.organization_id, name: r.name, description: r.description, instructions: r.instructions, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) };
+  }
+
+  async findMany(organizationId: string, names: string[]): Promise<OrgSkillRecord[]> {
+    if (!names.length) return [];
+    const rows = await this.db.kysely.selectFrom('skills').selectAll().where('organization_id', '=', organizationId).where('name', 'in', names).execute();
+    return rows.map((r) => ({
+      organizationId: r.organization_id,
+      name: r.name,
+      description: r.description,
+      instructions: r.instructions,
+      createdAt: Number(r.created_at),
+      updatedAt: Number(r.updated_at),
+    }));
+  }
+
+  async count(organizationId: string): Promise<number> {
+    const r = await this.db.kysely
+      .selectFrom('skills')
+      .where('organization_id', '=', organizationId)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async list(organizationId: string, offset: number, limit: number): Promise<OrgSkillRecord[]> {
+    if (limit <= 0) return [];
+    const rows = await this.db.kysely
+      .selectFrom('skills')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .orderBy('name')
+      .offset(offset)
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      organizationId: r.organization_id,
+      name: r.name,
+      description: r.description,
+      instructions: r.instructions,
+      createdAt: Number(r.created_at),
+      updatedAt: Number(r.updated_at),
+    }));
+  }
+
+  async delete(organizationId: string, name: string): Promise<boolean> {
+    const r = await this.db.kysely.deleteFrom('skills').where('organization_id', '=', organizationId).where('name', '=', name).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}
