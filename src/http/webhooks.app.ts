@@ -1,12 +1,95 @@
-import type { FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../container.js';
+import { AppError } from '../errors.js';
+import type { IncomingFile } from '../files/files.service.js';
+import type { WebhookForm } from '../webhooks/webhook-params.js';
 import { createFastify } from './fastify-options.js';
 import { installErrorHandler } from './error-handler.js';
 
-/** The webhook receiver: its own listener, so it can be exposed to the internet alone. */
+/** Multipart text fields are parameters and context, not documents: 1 MB each is generous. */
+const MAX_FIELD_BYTES = 1024 * 1024;
+
+/**
+ * The webhook receiver: its own listener, so it can be exposed to the internet alone. It serves nothing but the
+ * two invocation forms of spec 4.3 and 4.4 (and /health): no management route is reachable here.
+ */
 export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
-  const app = createFastify(c.log);
+  const { maxRequestBytes } = c.config.files;
+  const app = createFastify(c.log, { bodyLimit: maxRequestBytes });
   installErrorHandler(app);
+  await app.register(formbody, { bodyLimit: maxRequestBytes });
+  await app.register(multipart, { limits: { fieldSize: MAX_FIELD_BYTES, fields: 1000, parts: 10_000 } });
   app.get('/health', async (_req, reply) => reply.type('application/json').send('"ok"'));
+
+  const handle = (form: WebhookForm) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    const { body, files } = request.isMultipart() ? await readMultipart(request, c) : { body: jsonBody(request.body), files: [] };
+    const answer = await c.webhooks.invoke({
+      form,
+      secret: form === 'public' ? (request.params as { secret: string }).secret : undefined,
+      apiKey: form === 'key' ? apiKeyOf(request, query) : undefined,
+      query,
+      body,
+      files,
+    });
+    const value = answer.kind === 'started' ? { status: 'Started' } : answer.value;
+    // Serialised here: a bare string (a getter value) must go out as JSON, not as text/plain.
+    return reply.code(200).type('application/json').send(JSON.stringify(value ?? null));
+  };
+
+  app.post('/wh_:secret', handle('public'));
+  app.post('/', handle('key'));
   return app;
+}
+
+function apiKeyOf(request: FastifyRequest, query: Record<string, unknown>): string | undefined {
+  const h = request.headers['x-api-key'];
+  const fromHeader = Array.isArray(h) ? h[0] : h;
+  const q = query['x-api-key'];
+  const fromQuery = Array.isArray(q) ? q[0] : q;
+  const key = fromHeader?.trim() || (typeof fromQuery === 'string' ? fromQuery.trim() : '');
+  return key || undefined;
+}
+
+/** A JSON or form body as an object; no body is an empty one. */
+function jsonBody(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null || body === '') return {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw AppError.validation([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
+  }
+  return { ...(body as Record<string, unknown>) };
+}
+
+/**
+ * Reads a multipart body: text fields become body values (the first of a repeated name counts), every file part
+ * is a file whatever its field name. Sizes are enforced while streaming, so an oversized upload is refused (413,
+ * naming the file) without being buffered whole.
+ */
+async function readMultipart(request: FastifyRequest, c: Container): Promise<{ body: Record<string, unknown>; files: IncomingFile[] }> {
+  const { maxFileBytes } = c.config.files;
+  const body: Record<string, unknown> = {};
+  const files: IncomingFile[] = [];
+  let total = 0;
+  for await (const part of request.parts({ limits: { fileSize: maxFileBytes } })) {
+    if (part.type === 'field') {
+      if (!(part.fieldname in body)) body[part.fieldname] = part.value;
+      continue;
+    }
+    const name = part.filename || part.fieldname || 'file';
+    let bytes: Buffer;
+    try {
+      bytes = await part.toBuffer();
+    } catch (e) {
+      if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') c.files.checkFileSize(name, maxFileBytes + 1);
+      throw e;
+    }
+    // Browsers send an empty part for a file input left blank.
+    if (!part.filename && bytes.length === 0) continue;
+    total += bytes.length;
+    c.files.checkRequestSize(total);
+    files.push({ name, bytes });
+  }
+  return { body, files };
 }
