@@ -2,7 +2,10 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { LanguageModel } from 'ai';
+import type { LanguageModel, streamText } from 'ai';
+
+/** The SDK's per-call `providerOptions` (its type lives in a package that is not a direct dependency). */
+export type ProviderOptions = NonNullable<Parameters<typeof streamText>[0]['providerOptions']>;
 import type { LLMModelProvider } from './model-catalog.js';
 
 /**
@@ -38,6 +41,11 @@ export interface ProviderAdapter {
    * its message says what to set.
    */
   createModel(req: ModelRequest): LanguageModel;
+  /**
+   * Provider options of every call (the SDK's `providerOptions`), e.g. the agent's llm_reasoning_effort where the
+   * provider understands it. Absent: nothing provider-specific is sent.
+   */
+  callOptions?(o: { reasoningEffort?: string; customBase: boolean }): ProviderOptions | undefined;
 }
 
 /** A provider that cannot be called as configured. The message is meant for the task result. */
@@ -92,6 +100,9 @@ export const PROVIDER_ADAPTERS: Record<LLMModelProvider, ProviderAdapter> = {
       req.baseUrl
         ? compatible('openai', req.baseUrl, req)
         : createOpenAI({ apiKey: req.apiKey, headers: req.headers, fetch: req.fetch }).responses(req.modelName),
+    // Only the official Responses endpoint: the SDK sends the effort to reasoning models alone, whereas a compatible
+    // server may reject an unknown reasoning_effort field.
+    callOptions: ({ reasoningEffort, customBase }) => (reasoningEffort && !customBase ? { openai: { reasoningEffort } } : undefined),
   },
   anthropic: {
     label: 'Anthropic',

@@ -1,6 +1,6 @@
 import type { LanguageModel } from 'ai';
 import { CredentialResolver, type CredentialAgentFields, type CredentialSource } from './credentials.js';
-import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider } from './llm-providers.js';
+import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider, type ProviderOptions } from './llm-providers.js';
 import { resolveModel } from './model-catalog.js';
 import { createRetryingFetch, DEFAULT_RETRY_POLICY, type RetryListener, type RetryPolicy } from './retrying-fetch.js';
 
@@ -10,6 +10,7 @@ export interface LlmAgentFields extends CredentialAgentFields {
   model_name?: unknown;
   llm_api_base?: unknown;
   llm_extra_headers?: unknown;
+  llm_reasoning_effort?: unknown;
 }
 
 export interface ResolvedModel {
@@ -19,6 +20,8 @@ export interface ResolvedModel {
   credentialSource: CredentialSource;
   /** True when the call goes to the agent's llm_api_base (through the egress policy). */
   customBase: boolean;
+  /** To pass as `providerOptions` on every call. */
+  providerOptions?: ProviderOptions;
 }
 
 export interface LlmServiceDeps {
@@ -63,7 +66,9 @@ export class LlmService {
       env: this.deps.env,
       fetch: createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, onRetry),
     });
-    return { model, provider, modelName, credentialSource: credential.source, customBase: baseUrl !== undefined };
+    const reasoningEffort = typeof agent.llm_reasoning_effort === 'string' ? agent.llm_reasoning_effort : undefined;
+    const providerOptions = PROVIDER_ADAPTERS[provider].callOptions?.({ reasoningEffort, customBase: baseUrl !== undefined });
+    return { model, provider, modelName, credentialSource: credential.source, customBase: baseUrl !== undefined, providerOptions };
   }
 }
 

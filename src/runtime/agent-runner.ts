@@ -96,6 +96,7 @@ export class AgentRunner implements TaskRunner {
           model: resolved.model,
           provider: resolved.provider,
           modelName: resolved.modelName,
+          providerOptions: resolved.providerOptions,
           system,
           messages,
           tools,

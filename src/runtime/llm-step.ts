@@ -1,3 +1,4 @@
+import type { ProviderOptions } from '../llm/llm-providers.js';
 import { jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import type { TaskTokens } from '../tasks/task.types.js';
 import type { RuntimeTool } from '../tools/tool-kinds.js';
@@ -38,6 +39,7 @@ export interface LlmStepInput {
   model: LanguageModel;
   provider: string;
   modelName: string;
+  providerOptions?: ProviderOptions;
   system: string;
   messages: ModelMessage[];
   tools: RuntimeTool[];
@@ -70,6 +72,7 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
     // Retries are the transport's (createRetryingFetch): one bounded policy for every provider.
     maxRetries: 0,
     abortSignal: req.signal,
+    providerOptions: input.providerOptions,
     // Errors arrive as `error` parts below and end the run with a clear result; the SDK's default console print
     // would only duplicate them outside the structured log.
     onError: () => undefined,

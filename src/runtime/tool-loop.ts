@@ -1,3 +1,4 @@
+import type { ProviderOptions } from '../llm/llm-providers.js';
 import type { LanguageModel, ModelMessage } from 'ai';
 import { isoTime } from '../lib/clock.js';
 import type { TaskTokens } from '../tasks/task.types.js';
@@ -19,6 +20,7 @@ export interface ToolLoopInput {
   model: LanguageModel;
   provider: string;
   modelName: string;
+  providerOptions?: ProviderOptions;
   system: string;
   /** History followed by this run's user message. */
   messages: ModelMessage[];
@@ -80,6 +82,7 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       model: input.model,
       provider: input.provider,
       modelName: input.modelName,
+      providerOptions: input.providerOptions,
       system: toolsWereUsed ? `${input.system}\n\n${NO_MORE_TOOLS}` : input.system,
       messages,
       tools: input.tools,

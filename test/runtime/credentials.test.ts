@@ -59,6 +59,24 @@ describe('LLM credentials and providers', () => {
     expect(azure.headers['api-key']).toBe('sk-agent-key');
   });
 
+  it('passes llm_reasoning_effort to the official OpenAI endpoint only', async () => {
+    const rt = makeRuntime();
+    const official = await rt.llm.resolve(openaiAgent(llm.baseUrl, { llm_api_base: null, llm_reasoning_effort: 'high' }));
+    expect(official.providerOptions).toEqual({ openai: { reasoningEffort: 'high' } });
+    expect(official.customBase).toBe(false);
+    const compatible = await rt.llm.resolve(openaiAgent(llm.baseUrl, { llm_reasoning_effort: 'high' }));
+    expect(compatible.providerOptions).toBeUndefined();
+    expect(compatible.customBase).toBe(true);
+  });
+
+  it('follows the model catalog: a missing model_name gets the provider default', async () => {
+    const rt = makeRuntime();
+    const rec = await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { model_name: null }) });
+    expect(rec.outcome!.status).toBe('completed');
+    expect(rec.outcome!.llm_model_name).toBeTruthy();
+    expect(llm.requests[0].body.model).toBe(rec.outcome!.llm_model_name);
+  });
+
   it('every provider declares the environment variables it reads', () => {
     for (const p of LLM_MODEL_PROVIDERS) expect(PROVIDER_ADAPTERS[p].envKeys.length, p).toBeGreaterThan(0);
   });
