@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobQueueRepository } from '../../src/knowledge/job-queue.repository.js';
+import { INDEX_JOB } from '../../src/knowledge/knowledge.service.js';
+import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
+import { createKb, serve, startDocServer, waitForDocuments, type DocServer } from './kb-helpers.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const LEASE_ENV = { AGENTRY_TASK_LEASE_MS: '1000', AGENTRY_EGRESS_ALLOW: '127.0.0.1' };
+
+/** `agentry serve` with only the worker role, on the test app's database. */
+function spawnWorker(t: TestApp): ChildProcess {
+  return spawn(process.execPath, [join(ROOT, 'bin', 'agentry.mjs'), 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, ...t.testEnv.env, ...LEASE_ENV, AGENTRY_ROLES: 'worker' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+}
+
+describe.each(TEST_DBS)('durable indexing (%s)', (kind) => {
+  let t: TestApp;
+  let docs: DocServer;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    docs = await startDocServer();
+    t = await createTestApp(kind, { env: LEASE_ENV });
+  });
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await t?.close();
+    await docs?.close();
+  });
+
+  it('a document whose worker is SIGKILLed mid-indexing is indexed by another worker', async () => {
+    let fetched!: () => void;
+    const fetchStarted = new Promise<void>((r) => (fetched = r));
+    let hold = true;
+    // The first fetch hangs (the worker is busy indexing when it dies); later fetches answer.
+    docs.routes.set('/slow.md', (_req, res) => {
+      fetched();
+      if (!hold) serve('text/markdown', '# Survivor\n\nThe lighthouse survived the storm of 1703.')(_req, res);
+    });
+    const kbId = await createKb(t, 'Durable');
+    const added = await t.req('POST', `/v1/knowledge/${kbId}/documents`, { document_urls: [`${docs.url}/slow.md`] });
+    const docId = added.json()[0].id;
+
+    const worker = spawnWorker(t);
+    children.push(worker);
+    let stderr = '';
+    worker.stderr!.on('data', (d) => (stderr += d));
+    await Promise.race([
+      fetchStarted,
+      new Promise((_, reject) => worker.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${stderr}`)))),
+    ]);
+    expect((await t.req('GET', `/v1/knowledge/${kbId}/documents/${docId}`)).json().status).toBe('indexing');
+
+    const exited = new Promise((r) => worker.once('exit', (_code, signal) => r(signal)));
+    worker.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+
+    hold = false;
+    await t.c.knowledgeIndexer.start();
+    const [doc] = await waitForDocuments(t, kbId);
+    expect(doc).toMatchObject({ id: docId, status: 'ready', status_reason: null });
+    expect(docs.requests.filter((u) => u === '/slow.md')).toHaveLength(2);
+    const job = await t.c.db.kysely.selectFrom('jobs').selectAll().where('ref_id', '=', docId).executeTakeFirstOrThrow();
+    expect(job).toMatchObject({ status: 'done', attempts: 2 });
+    const hits = (await t.req('GET', `/v1/knowledge/${kbId}/search?search_query=storm`)).json();
+    expect(hits[0].content).toContain('survived the storm of 1703');
+    await t.c.knowledgeIndexer.stop();
+  });
+
+  it('a job whose workers die on every attempt ends the document in error with the reason', async () => {
+    docs.routes.set('/never.md', serve('text/markdown', '# Never indexed'));
+    const kbId = await createKb(t, 'Unlucky');
+    const docId = (await t.req('POST', `/v1/knowledge/${kbId}/documents`, { document_urls: [`${docs.url}/never.md`] })).json()[0].id;
+    // Three workers claim it in turn and die at once (their 1 ms leases run out): the attempts are used up.
+    const jobs = new JobQueueRepository(t.c.db);
+    const pause = () => new Promise((r) => setTimeout(r, 5));
+    expect(await jobs.claimDue(INDEX_JOB, 'dead-1', Date.now(), 1)).toMatchObject({ ref_id: docId, attempts: 1 });
+    await pause();
+    expect(await jobs.claimExpired(INDEX_JOB, 'dead-2', Date.now(), 1)).toMatchObject({ ref_id: docId, attempts: 2 });
+    await pause();
+    expect(await jobs.claimExpired(INDEX_JOB, 'dead-3', Date.now(), 1)).toMatchObject({ ref_id: docId, attempts: 3 });
+    await pause();
+    expect(await jobs.claimExpired(INDEX_JOB, 'dead-4', Date.now(), 1)).toBeUndefined();
+
+    await t.c.knowledgeIndexer.start();
+    const [doc] = await waitForDocuments(t, kbId);
+    expect(doc).toMatchObject({ id: docId, status: 'error', status_reason: 'Indexing stopped: the worker processing this document stopped 3 times' });
+    expect(docs.requests).not.toContain('/never.md');
+    await t.c.knowledgeIndexer.stop();
+  });
+});
