@@ -173,3 +173,26 @@ export function makeExe(): Buffer {
   b.write('This program cannot be run in DOS mode.', 0x4e, 'latin1');
   return b;
 }
+
+/** One file of every accepted type, each carrying its own word, so a test can see whose text came through. */
+export function everyAcceptedType(): { name: string; bytes: Buffer; word: string }[] {
+  return [
+    { name: 'report.pdf', bytes: makePdf('The secret animal is ZEBRA'), word: 'ZEBRA' },
+    { name: 'memo.doc', bytes: makeDoc('The secret animal is HIPPO'), word: 'HIPPO' },
+    { name: 'memo.docx', bytes: makeDocx('The secret animal is GIRAFFE'), word: 'GIRAFFE' },
+    { name: 'notes.txt', bytes: Buffer.from('The secret animal is MOOSE\n'), word: 'MOOSE' },
+    { name: 'table.csv', bytes: Buffer.from('animal;count\nYAK;5\n'), word: 'YAK' },
+    { name: 'sheet.xls', bytes: makeWorkbook([['animal', 'count'], ['ALPACA', 4]], 'biff8'), word: 'ALPACA' },
+    { name: 'sheet.xlsx', bytes: makeWorkbook([['animal', 'count'], ['LLAMA', 3]], 'xlsx'), word: 'LLAMA' },
+    {
+      name: 'drawing.svg',
+      bytes: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><style>.a{fill:red}</style><text x="1" y="20">The <tspan>KOALA</tspan></text></svg>'),
+      word: 'KOALA',
+    },
+    { name: 'scan.png', bytes: fixture('ocr.png'), word: 'PELICAN' },
+    { name: 'photo.jpg', bytes: fixture('ocr.jpg'), word: 'WALRUS' },
+    { name: 'anim.gif', bytes: fixture('ocr.gif'), word: 'OTTER' },
+    { name: 'image.webp', bytes: fixture('ocr.webp'), word: 'BADGER' },
+    { name: 'bundle.zip', bytes: makeZip({ 'inner/readme.txt': 'The secret animal is LEMUR' }), word: 'LEMUR' },
+  ];
+}

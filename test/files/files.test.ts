@@ -7,29 +7,7 @@ import { FilesRepository } from '../../src/files/files.repository.js';
 import { parseMasterKey } from '../../src/lib/secret-box.js';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
 import * as b from './builders.js';
-
-/** One file of every accepted type, each carrying its own word, so a test can see whose text came through. */
-export function everyAcceptedType(): { name: string; bytes: Buffer; word: string }[] {
-  return [
-    { name: 'report.pdf', bytes: b.makePdf('The secret animal is ZEBRA'), word: 'ZEBRA' },
-    { name: 'memo.doc', bytes: b.makeDoc('The secret animal is HIPPO'), word: 'HIPPO' },
-    { name: 'memo.docx', bytes: b.makeDocx('The secret animal is GIRAFFE'), word: 'GIRAFFE' },
-    { name: 'notes.txt', bytes: Buffer.from('The secret animal is MOOSE\n'), word: 'MOOSE' },
-    { name: 'table.csv', bytes: Buffer.from('animal;count\nYAK;5\n'), word: 'YAK' },
-    { name: 'sheet.xls', bytes: b.makeWorkbook([['animal', 'count'], ['ALPACA', 4]], 'biff8'), word: 'ALPACA' },
-    { name: 'sheet.xlsx', bytes: b.makeWorkbook([['animal', 'count'], ['LLAMA', 3]], 'xlsx'), word: 'LLAMA' },
-    {
-      name: 'drawing.svg',
-      bytes: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><style>.a{fill:red}</style><text x="1" y="20">The <tspan>KOALA</tspan></text></svg>'),
-      word: 'KOALA',
-    },
-    { name: 'scan.png', bytes: b.fixture('ocr.png'), word: 'PELICAN' },
-    { name: 'photo.jpg', bytes: b.fixture('ocr.jpg'), word: 'WALRUS' },
-    { name: 'anim.gif', bytes: b.fixture('ocr.gif'), word: 'OTTER' },
-    { name: 'image.webp', bytes: b.fixture('ocr.webp'), word: 'BADGER' },
-    { name: 'bundle.zip', bytes: b.makeZip({ 'inner/readme.txt': 'The secret animal is LEMUR' }), word: 'LEMUR' },
-  ];
-}
+import { everyAcceptedType } from './builders.js';
 
 describe('file typing and extraction', () => {
   let t: TestApp;
