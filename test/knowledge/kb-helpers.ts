@@ -3,7 +3,10 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { TestApp } from '../support/harness.js';
+import type { TestApp as FullTestApp } from '../support/harness.js';
+
+/** What the helpers need of an app: createTestApp's and the tasks harness's both fit. */
+type TestApp = Pick<FullTestApp, 'app' | 'keyA' | 'req'>;
 
 export const CORPUS_DIR = join(import.meta.dirname, '..', 'fixtures', 'corpus');
 export const CORPUS_FILES = ['constitution.md', 'bill-of-rights.md', 'planets.csv'];
