@@ -5,7 +5,8 @@ import { embedMany, type EmbeddingModel } from 'ai';
 export interface EmbeddingProvider {
   /** Identifies the vector space: vectors of different models are never compared. */
   readonly model: string;
-  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
+  /** `maxRetries` retries a failed request (the default suits indexing; a search asks for none). */
+  embed(texts: string[], signal?: AbortSignal, maxRetries?: number): Promise<number[][]>;
 }
 
 /** Texts per request: OpenAI accepts 2048 inputs, compatible servers often fewer. */
@@ -26,10 +27,10 @@ export class OpenAiCompatibleEmbeddings implements EmbeddingProvider {
 
   readonly model: string;
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal, maxRetries = 2): Promise<number[][]> {
     const out: number[][] = [];
     for (let i = 0; i < texts.length; i += BATCH) {
-      const { embeddings } = await embedMany({ model: this.embeddingModel, values: texts.slice(i, i + BATCH), abortSignal: signal, maxRetries: 2 });
+      const { embeddings } = await embedMany({ model: this.embeddingModel, values: texts.slice(i, i + BATCH), abortSignal: signal, maxRetries });
       out.push(...embeddings);
     }
     return out;

@@ -187,7 +187,8 @@ export class KnowledgeService {
     const lists = [(await this.chunks.lexical(org, ids, queryTerms(query), pool)).map((seq) => ({ seq }))];
     if (this.embeddings) {
       try {
-        const [vector] = await this.embeddings.embed([query], signal);
+        // No retries: a search waits for no endpoint; it answers lexically instead.
+        const [vector] = await this.embeddings.embed([query], signal, 0);
         lists.push((await this.chunks.vector(org, ids, this.embeddings.model, vector!, pool)).map((seq) => ({ seq })));
       } catch (e) {
         if (signal?.aborted) throw e;
