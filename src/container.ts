@@ -148,6 +148,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
       const a = await agents.get(orgId, agentId).catch(() => null);
       return a ? { name: a.name, description: typeof a.description === 'string' ? a.description : '' } : null;
     },
+    stopTask: (orgId, taskId) => tasks.stop(orgId, taskId),
   });
 
   // --- tasks: queue, worker, invoke (issue 3)

@@ -37,6 +37,8 @@ export interface RuntimeDeps {
   /** The tasks domain's submitter, for sub-agents; read at call time. */
   submitter: () => TaskSubmitter;
   describeAgent?: (organizationId: string, agentId: string) => Promise<SubAgentInfo | null>;
+  /** Stops a sub-agent's task when its parent is stopped. */
+  stopTask?: (organizationId: string, taskId: string) => Promise<unknown>;
   retry?: RetryPolicy;
   /** Transport to public provider endpoints (tests leave it as the global fetch). */
   publicFetch?: typeof globalThis.fetch;
@@ -59,7 +61,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     retry: deps.retry,
   });
   const tools = new RuntimeToolRegistry();
-  tools.register('agent', new AgentToolProvider({ submitter: deps.submitter, describe: deps.describeAgent }));
+  tools.register('agent', new AgentToolProvider({ submitter: deps.submitter, describe: deps.describeAgent, stopTask: deps.stopTask }));
   const context = new ContextContributorRegistry(deps.log);
   const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log });
   return { runner, tools, context, llm };

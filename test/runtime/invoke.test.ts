@@ -119,4 +119,28 @@ describe.each(TEST_DBS)('invoking agents end to end (%s)', (kind) => {
     const result = events.find((e) => e.type === 'tool_call_result');
     expect(result?.data).toMatchObject({ tool_call_id: 'call_sub', result: 'Bonjour le monde', is_error: false });
   });
+
+  it('stops the sub-agent task when its parent is stopped', async () => {
+    const childId = await t.createAgent(llmFields(anthropic, 'anthropic'));
+    anthropic.reply({ text: 'too late', delayMs: 20_000 });
+    const parentId = await t.createAgent({ ...llmFields(openai), type: 'manager', tools: [{ type: 'agent', agent_id: childId }] });
+    openai.handle((req) => ({ toolCalls: [{ id: 'call_slow', name: req.tools[0], arguments: { input: 'take your time' } }] }));
+
+    const r = await t.req('POST', `/v1/agents/${parentId}/invoke/async`, { input: { text: 'delegate' } });
+    expect(r.statusCode, r.body).toBe(200);
+    const parentTask = r.json() as Task;
+    await anthropic.waitForRequests(1);
+    // The child may reach its model before the parent's trigger event is written: wait for the event.
+    let childTaskId: string | undefined;
+    while (!childTaskId) {
+      const events = (await t.req('GET', `/v1/tasks/${parentTask.id}/events`)).json() as { type: string; data: any }[];
+      childTaskId = events.find((e) => e.type === 'sub_agent_trigger')?.data.task_id;
+      if (!childTaskId) await new Promise((res) => setTimeout(res, 20));
+    }
+
+    expect((await t.req('POST', `/v1/tasks/${parentTask.id}/stop`)).statusCode).toBe(200);
+    await t.waitTask(parentTask.id, (x) => x.status === 'stopped');
+    const child = await t.waitTask(childTaskId, (x) => x.status === 'stopped');
+    expect(child.parent_execution).toBe(parentTask.id);
+  });
 });

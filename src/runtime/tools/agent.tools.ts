@@ -18,6 +18,8 @@ export interface AgentToolProviderDeps {
   submitter: () => TaskSubmitter;
   /** Name and description of a sub-agent for the tool description; null when it no longer exists. */
   describe?: (organizationId: string, agentId: string) => Promise<SubAgentInfo | null>;
+  /** Stops a child task when its parent is stopped (the tasks service's stop); absent: the child runs on. */
+  stopTask?: (organizationId: string, taskId: string) => Promise<unknown>;
   /** How long one wait on the child lasts before checking the parent's signal again. */
   pollMs?: number;
 }
@@ -68,7 +70,14 @@ export class AgentToolProvider implements RuntimeToolProvider {
       userTokens: ctx.userTokens,
     });
     await ctx.emit('sub_agent_trigger', { agent_id: agentId, task_id: child.id, tool_call_id: ctx.toolCallId ?? null, input: args.input });
-    const done = await this.waitForChild(submitter, child, ctx.signal);
+    let done: Task;
+    try {
+      done = await this.waitForChild(submitter, child, ctx.signal);
+    } catch (e) {
+      // The parent was stopped: nobody is waiting for the child's answer any more.
+      if (ctx.signal.aborted && this.deps.stopTask) await this.deps.stopTask(ctx.organizationId, child.id).catch(() => undefined);
+      throw e;
+    }
     if (done.status !== 'completed') {
       throw new Error(`The sub-agent's task ${done.id} ended "${done.status}"${done.result ? `: ${done.result}` : ''}`);
     }
