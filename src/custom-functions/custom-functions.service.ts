@@ -97,7 +97,10 @@ export class CustomFunctionsService {
     const f = await this.ready(organizationId, id);
     const issues = validateArguments(f.inputSchema, args, ['body', 'args']);
     if (issues.length) throw AppError.validation(issues);
-    return this.runInSandbox(f, args);
+    const r = await this.runInSandbox(f, args);
+    // A full queue says nothing about the function: the caller retries, as with any overloaded dependency.
+    if (r.error_kind === 'busy') throw new AppError('unavailable', r.error ?? 'The function sandbox is busy', { retryAfter: 1 });
+    return r;
   }
 
   /**
