@@ -33,6 +33,12 @@ export async function consolePlugin(app: FastifyInstance): Promise<void> {
     scope.addHook('onSend', async (_request, reply) => {
       for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.header(k, v);
     });
+    // The file server refuses directories with a 403 error of its own; to a visitor every path that is not a
+    // console file is simply not found. Anything else goes to the app's error handler.
+    scope.setErrorHandler((err: Error & { statusCode?: number }, _request, reply) => {
+      if (err.statusCode === 403 || err.statusCode === 404) return reply.code(404).send({ detail: 'Not Found' });
+      throw err;
+    });
     await scope.register(fastifyStatic, {
       root: CONSOLE_ROOT,
       prefix: CONSOLE_ASSET_PREFIX,
@@ -41,6 +47,8 @@ export async function consolePlugin(app: FastifyInstance): Promise<void> {
       dotfiles: 'deny',
       cacheControl: false,
       wildcard: true,
+      // The .d.ts files beside the modules type them for the TypeScript tests; browsers have no use for them.
+      allowedPath: (pathName) => !pathName.endsWith('.d.ts'),
     });
     scope.get('/', (_request, reply) => reply.type('text/html; charset=utf-8').sendFile('index.html'));
   });
