@@ -39,6 +39,8 @@ export interface RuntimeDeps {
   describeAgent?: (organizationId: string, agentId: string) => Promise<SubAgentInfo | null>;
   /** Stops a sub-agent's task when its parent is stopped. */
   stopTask?: (organizationId: string, taskId: string) => Promise<unknown>;
+  /** The longest a parent waits for a sub-agent's task (default: config.syncTimeoutMs). */
+  subAgentMaxWaitMs?: number;
   retry?: RetryPolicy;
   /** Transport to public provider endpoints (tests leave it as the global fetch). */
   publicFetch?: typeof globalThis.fetch;
@@ -61,7 +63,15 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     retry: deps.retry,
   });
   const tools = new RuntimeToolRegistry();
-  tools.register('agent', new AgentToolProvider({ submitter: deps.submitter, describe: deps.describeAgent, stopTask: deps.stopTask }));
+  tools.register(
+    'agent',
+    new AgentToolProvider({
+      submitter: deps.submitter,
+      describe: deps.describeAgent,
+      stopTask: deps.stopTask,
+      maxWaitMs: deps.subAgentMaxWaitMs ?? deps.config.syncTimeoutMs,
+    }),
+  );
   const context = new ContextContributorRegistry(deps.log);
   const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log });
   return { runner, tools, context, llm };

@@ -22,6 +22,16 @@ export interface AgentToolProviderDeps {
   stopTask?: (organizationId: string, taskId: string) => Promise<unknown>;
   /** How long one wait on the child lasts before checking the parent's signal again. */
   pollMs?: number;
+  /** The longest the parent waits for a child; then the child is stopped and the call fails. Default 10 min. */
+  maxWaitMs?: number;
+}
+
+/** The parent gave up waiting for the child. */
+class SubAgentTimeout extends Error {
+  constructor(taskId: string, ms: number) {
+    super(`The sub-agent's task ${taskId} did not finish within ${Math.round(ms / 1000)} s; it was stopped`);
+    this.name = 'SubAgentTimeout';
+  }
 }
 
 const INPUT_SCHEMA = {
@@ -74,8 +84,10 @@ export class AgentToolProvider implements RuntimeToolProvider {
     try {
       done = await this.waitForChild(submitter, child, ctx.signal);
     } catch (e) {
-      // The parent was stopped: nobody is waiting for the child's answer any more.
-      if (ctx.signal.aborted && this.deps.stopTask) await this.deps.stopTask(ctx.organizationId, child.id).catch(() => undefined);
+      // The parent was stopped or gave up: nobody is waiting for the child's answer any more.
+      if ((ctx.signal.aborted || e instanceof SubAgentTimeout) && this.deps.stopTask) {
+        await this.deps.stopTask(ctx.organizationId, child.id).catch(() => undefined);
+      }
       throw e;
     }
     if (done.status !== 'completed') {
@@ -88,11 +100,16 @@ export class AgentToolProvider implements RuntimeToolProvider {
   private async waitForChild(submitter: TaskSubmitter, child: Task, signal: AbortSignal): Promise<Task> {
     let task = child;
     const slice = this.deps.pollMs ?? 30_000;
+    const maxWait = this.deps.maxWaitMs ?? 600_000;
+    // Bounded: with every worker slot held by waiting parents, a child could otherwise never be claimed.
+    const deadline = Date.now() + maxWait;
     while (!FINAL_STATUSES.has(task.status)) {
       signal.throwIfAborted();
+      if (Date.now() >= deadline) throw new SubAgentTimeout(child.id, maxWait);
       // waitForFinal answers at once for a paused task: pace those checks instead of spinning.
       if (task.status === 'paused') await raceAbort(new Promise((r) => setTimeout(r, Math.min(slice, 1000))), signal);
-      task = await raceAbort(submitter.waitForFinal(child.organization_id, child.id, slice), signal);
+      const wait = Math.max(1, Math.min(slice, deadline - Date.now()));
+      task = await raceAbort(submitter.waitForFinal(child.organization_id, child.id, wait), signal);
     }
     return task;
   }
