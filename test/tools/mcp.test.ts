@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpClientPool } from '../../src/mcp/mcp-client-pool.js';
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
 import { buildMcpTools } from './mcp-helpers.js';
@@ -159,6 +160,28 @@ describe('MCP egress policy', () => {
       expect(srv.calls).toEqual([]);
     } finally {
       await Promise.all([t.close(), srv.close()]);
+    }
+  });
+});
+
+describe('MCP tool list cache', () => {
+  it('serves the cached list until it expires, then lists again on the same session', async () => {
+    const srv = await startFakeMcpServer();
+    let now = 1_000_000;
+    const pool = new McpClientPool({ fetch: globalThis.fetch, clock: { now: () => now }, toolListTtlMs: 60_000 });
+    const ep = { name: 'ttl', url: srv.mcpUrl, transport: 'streamable-http' as const, headers: {} };
+    try {
+      const names = async () => (await pool.listTools(ep)).map((x) => x.name);
+      expect(await names()).not.toContain('late');
+      srv.addTool('late', 'x');
+      now += 59_000;
+      expect(await names()).not.toContain('late');
+      now += 2_000;
+      expect(await names()).toContain('late');
+      expect(srv.initializations).toBe(1);
+    } finally {
+      await pool.close();
+      await srv.close();
     }
   });
 });
