@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { parseJson, type Db } from '../db/database.js';
-import type { ToolKindsTables } from './tool-kinds.tables.js';
+import type { CustomFunctionsTables } from './custom-functions.tables.js';
 
 export type CustomFunctionStatus = 'analysing' | 'ready' | 'error';
 
@@ -17,7 +17,7 @@ export interface CustomFunctionRecord {
   updatedAt: number;
 }
 
-function fromRow(r: Selectable<ToolKindsTables['custom_functions']>): CustomFunctionRecord {
+function fromRow(r: Selectable<CustomFunctionsTables['custom_functions']>): CustomFunctionRecord {
   return {
     id: r.id,
     organizationId: r.organization_id,

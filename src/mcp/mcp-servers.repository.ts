@@ -1,9 +1,9 @@
 import type { Insertable, Selectable } from 'kysely';
 import { parseJson, toBool, toInt, type Db } from '../db/database.js';
-import type { ToolKindsTables } from '../custom-functions/tool-kinds.tables.js';
+import type { McpTables } from './mcp.tables.js';
 import type { McpAuthType, McpTransport } from './mcp.types.js';
 
-type Row = Selectable<ToolKindsTables['mcp_servers']>;
+type Row = Selectable<McpTables['mcp_servers']>;
 
 /** A registry entry as stored: secrets still sealed. */
 export interface StoredMcpServer {
@@ -53,7 +53,7 @@ function fromRow(r: Row): StoredMcpServer {
   };
 }
 
-function toRow(s: StoredMcpServer): Insertable<ToolKindsTables['mcp_servers']> {
+function toRow(s: StoredMcpServer): Insertable<McpTables['mcp_servers']> {
   return {
     id: s.id,
     organization_id: s.organizationId,

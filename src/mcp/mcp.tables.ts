@@ -1,0 +1,24 @@
+export interface McpTables {
+  mcp_servers: {
+    id: string;
+    organization_id: string;
+    name: string;
+    description: string;
+    url: string;
+    transport: string;
+    auth_type: string;
+    /** Sealed with the SecretBox; null when unset. */
+    api_key_sealed: string | null;
+    client_id: string | null;
+    client_secret_sealed: string | null;
+    /** JSON array text. */
+    additional_scopes: string;
+    share_user_token_across_other_agents: number;
+    /** Sealed JSON object of header name -> value (values can be credentials). */
+    headers_sealed: string | null;
+    /** JSON array text, or null for every tool. */
+    allowed_tools: string | null;
+    created_at: number;
+    updated_at: number;
+  };
+}
