@@ -16,6 +16,13 @@ import { createToolResolverRegistry, type ToolResolverRegistry } from './agents/
 import { SecretsRepository } from './secrets/secrets.repository.js';
 import { SecretsService } from './secrets/secrets.service.js';
 import { createRuntime, type Runtime } from './runtime/runtime.js';
+import { ConnectorsRepository } from './connectors/connectors.repository.js';
+import { ConnectorsService } from './connectors/connectors.service.js';
+import { OAuthTokenCache } from './connectors/invoke/oauth-token-cache.js';
+import { OperationInvoker } from './connectors/invoke/operation-invoker.js';
+import { OperationSchemas } from './connectors/operation-schemas.js';
+import { ActionToolResolver } from './agents/tool-resolvers/action.resolver.js';
+import { ActionToolProvider } from './runtime/tools/action.tools.js';
 import type { TaskRunner } from './runtime/task-runner.js';
 import { createTasksModule } from './tasks/tasks.module.js';
 import type { TasksService } from './tasks/tasks.service.js';
@@ -79,6 +86,9 @@ export interface Container {
   /** Create-time resolvers of `tools` entries; each tool-kind section registers its own. */
   toolResolvers: ToolResolverRegistry;
   secrets: SecretsService;
+  // connectors (issue 5): imported OpenAPI documents, connections, operation schemas; invoking operations
+  connectors: ConnectorsService;
+  connectorInvoker: OperationInvoker;
   // runtime (issue 3): the TaskRunner, the run-time tool registry, context contributors, LLM resolution
   runtime: Runtime;
   // files and webhooks (issue 4)
@@ -134,6 +144,15 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const secrets = new SecretsService(new SecretsRepository(db), secretBox, clock);
 
   // --- connectors (issue 5)
+  const connectorsRepo = new ConnectorsRepository(db);
+  const connectors = new ConnectorsService(connectorsRepo, new OperationSchemas(connectorsRepo, { nodeBudget: config.schemaNodeBudget }), secretBox, clock);
+  const connectorInvoker = new OperationInvoker(connectors, createSafeFetch(createEgressPolicy(config.egressAllow)), new OAuthTokenCache(clock), clock);
+  toolResolvers.action = new ActionToolResolver(connectors);
+  const actionTools = new ActionToolProvider({
+    findConnection: (org, id) => connectors.findConnection(org, id),
+    describeOperation: (org, connectorId, opId) => connectors.describeOperation(org, connectorId, opId),
+    invoke: (target, payload, signal) => connectorInvoker.invoke(target, payload, signal),
+  });
 
   // --- runtime: LLM providers, tool loop (issue 3)
   const runtime = createRuntime({
@@ -186,6 +205,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   toolResolvers.custom_function = new CustomFunctionToolResolver(customFunctions);
   toolResolvers.mcp = new McpToolResolver(mcpServers, secretBox);
   toolResolvers.skill = new SkillToolResolver(skills);
+  runtime.tools.register('action', actionTools); // connectors (issue 5): built in the connectors section
   runtime.tools.register('custom_function', new CustomFunctionToolProvider(customFunctions));
   runtime.tools.register('mcp', new McpToolProvider({ registry: mcpServers, pool: mcpClients, box: secretBox }));
   runtime.tools.register('skill', new SkillToolProvider(skills));
@@ -229,6 +249,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     toolResolvers,
     secrets,
     runtime,
+    connectors,
+    connectorInvoker,
     files,
     webhookChannels,
     webhooks,

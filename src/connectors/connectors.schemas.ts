@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+/** Request bodies of the connectors routes (CONTRACT section 3). */
+
+export const ImportConnectorBody = z
+  .object({
+    name: z.string().min(1).max(200),
+    description: z.string().max(10_000).nullish(),
+    // The document itself: an object, or JSON/YAML text. Checked by the OpenAPI loader, which names the problem.
+    openapi: z.union([z.string(), z.record(z.string(), z.unknown())]),
+  })
+  .strict();
+export type ImportConnectorBody = z.infer<typeof ImportConnectorBody>;
+
+export const SecurityConfig = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('api_key'), in: z.enum(['header', 'query']), name: z.string().min(1), value: z.string().min(1) }).strict(),
+  z.object({ type: z.literal('bearer'), token: z.string().min(1) }).strict(),
+  z.object({ type: z.literal('basic'), username: z.string(), password: z.string() }).strict(),
+  z
+    .object({
+      type: z.literal('oauth2_client_credentials'),
+      token_url: z.string().url(),
+      client_id: z.string().min(1),
+      client_secret: z.string().min(1),
+      scopes: z.union([z.array(z.string()), z.string().transform((s) => s.split(/[\s,]+/).filter(Boolean))]).default([]),
+    })
+    .strict(),
+]);
+export type SecurityConfig = z.infer<typeof SecurityConfig>;
+export type SecurityKind = SecurityConfig['type'];
+
+const scalar = z.union([z.string(), z.number(), z.boolean()]);
+
+export const ConnectBody = z
+  .object({
+    name: z.string().min(1).max(200),
+    base_url: z
+      .string()
+      .url()
+      .refine((u) => /^https?:\/\//i.test(u), 'base_url must be an http or https URL')
+      .nullish(),
+    security: SecurityConfig.nullish(),
+    headers: z.record(z.string(), z.string()).nullish(),
+    general_params: z.record(z.string(), scalar).nullish(),
+    /** Upstream timeout for this connection's calls, seconds (default 30). */
+    timeout_seconds: z.number().positive().max(300).nullish(),
+  })
+  .strict();
+export type ConnectBody = z.infer<typeof ConnectBody>;
+
+/** The invoke body: the shape of the operation's `input` schema, which validates it further. */
+export const InvokeBody = z
+  .object({
+    query_params: z.record(z.string(), z.unknown()).nullish(),
+    path_params: z.record(z.string(), z.unknown()).nullish(),
+    body_params: z.unknown().optional(),
+    headers: z.record(z.string(), z.unknown()).nullish(),
+    cookies: z.record(z.string(), z.unknown()).nullish(),
+  })
+  .strict();
+export type InvokeBody = z.infer<typeof InvokeBody>;

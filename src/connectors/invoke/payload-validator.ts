@@ -1,0 +1,97 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ValidationIssue } from '../../errors.js';
+
+/**
+ * Validates an invoke payload against the operation's `input` schema and reports Pydantic-style issues with `loc`
+ * under `body` (CONTRACT section 3). Values that arrive as text on the wire anyway (numbers and booleans in
+ * query, path and header parameters) are coerced the way a lax Pydantic model would.
+ */
+
+const ajv = new Ajv({
+  strict: false,
+  allErrors: true,
+  coerceTypes: true,
+  validateFormats: false,
+  // Output schemas never go through here; `input` schemas come from third-party documents and may use keywords
+  // of any draft: unknown ones are ignored rather than refused.
+  validateSchema: false,
+  allowUnionTypes: true,
+});
+
+export type PayloadValidator = (payload: unknown) => ValidationIssue[];
+
+export function compilePayloadValidator(schema: Record<string, unknown>): PayloadValidator {
+  let validate: ValidateFunction;
+  try {
+    validate = ajv.compile(schema);
+  } catch {
+    // A schema ajv cannot compile (rare draft-04 tuple forms): check the structure we built ourselves.
+    validate = ajv.compile(structuralOnly(schema));
+  }
+  return (payload) => {
+    if (validate(payload)) return [];
+    return dedupe((validate.errors ?? []).map(toIssue));
+  };
+}
+
+function structuralOnly(schema: Record<string, unknown>): Record<string, unknown> {
+  const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const parts: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(props)) parts[k] = v && v.type === 'object' ? { type: 'object', required: v.required ?? [] } : {};
+  return { type: 'object', properties: parts, required: schema.required ?? [] };
+}
+
+function toIssue(e: ErrorObject): ValidationIssue {
+  const loc: (string | number)[] = ['body', ...e.instancePath.split('/').slice(1).map(unescapePointer)];
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return { loc: [...loc, String(p.missingProperty)], msg: 'Field required', type: 'missing' };
+    case 'type': {
+      const t = Array.isArray(p.type) ? p.type.join(' or ') : String(p.type);
+      const name = { string: 'string_type', integer: 'int_type', number: 'float_type', boolean: 'bool_type', object: 'dict_type', array: 'list_type', null: 'none_required' }[t];
+      const msg = { string: 'Input should be a valid string', integer: 'Input should be a valid integer', number: 'Input should be a valid number', boolean: 'Input should be a valid boolean', object: 'Input should be a valid dictionary', array: 'Input should be a valid list', null: 'Input should be None' }[t];
+      return { loc, msg: msg ?? `Input should be of type ${t}`, type: name ?? 'value_error' };
+    }
+    case 'enum':
+      return { loc, msg: `Input should be ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`, type: 'enum' };
+    case 'const':
+      return { loc, msg: `Input should be ${JSON.stringify(p.allowedValue)}`, type: 'literal_error' };
+    case 'additionalProperties':
+      return { loc: [...loc, String(p.additionalProperty)], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' };
+    case 'minimum':
+    case 'exclusiveMinimum':
+      return { loc, msg: `Input should be greater than${e.keyword === 'minimum' ? ' or equal to' : ''} ${p.limit}`, type: e.keyword === 'minimum' ? 'greater_than_equal' : 'greater_than' };
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return { loc, msg: `Input should be less than${e.keyword === 'maximum' ? ' or equal to' : ''} ${p.limit}`, type: e.keyword === 'maximum' ? 'less_than_equal' : 'less_than' };
+    case 'minLength':
+      return { loc, msg: `String should have at least ${p.limit} characters`, type: 'string_too_short' };
+    case 'maxLength':
+      return { loc, msg: `String should have at most ${p.limit} characters`, type: 'string_too_long' };
+    case 'pattern':
+      return { loc, msg: `String should match pattern '${p.pattern}'`, type: 'string_pattern_mismatch' };
+    case 'minItems':
+      return { loc, msg: `List should have at least ${p.limit} items after validation`, type: 'too_short' };
+    case 'maxItems':
+      return { loc, msg: `List should have at most ${p.limit} items after validation`, type: 'too_long' };
+    default:
+      return { loc, msg: `Value error, ${e.message ?? 'invalid value'}`, type: 'value_error' };
+  }
+}
+
+function unescapePointer(seg: string): string | number {
+  const s = seg.replace(/~1/g, '/').replace(/~0/g, '~');
+  return /^\d+$/.test(s) ? Number(s) : s;
+}
+
+/** anyOf/oneOf branches each report; one line per place and kind is what a caller can act on. */
+function dedupe(issues: ValidationIssue[]): ValidationIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => {
+    const k = JSON.stringify([i.loc, i.type]);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

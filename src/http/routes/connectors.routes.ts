@@ -1,0 +1,119 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Container } from '../../container.js';
+import { ConnectBody, ImportConnectorBody, InvokeBody } from '../../connectors/connectors.schemas.js';
+import { AppError } from '../../errors.js';
+import { PageQuery, pageOf, type Router } from '../router.js';
+import { zodIssuesToDetail } from '../validation.js';
+
+/** Connectors, connections, the operation catalog, the operation schema (spec 4.2) and invoke (CONTRACT section 3). */
+
+const tags = ['connectors'];
+const ConnectorParams = z.object({ connector_id: z.string().min(1) });
+const ConnectionParams = ConnectorParams.extend({ connection_id: z.string().min(1) });
+const OperationParams = ConnectionParams.extend({ operation_id: z.string().min(1) });
+const OperationsQuery = z.object({ connection_id: z.string().min(1).optional(), query: z.string().max(500).optional() });
+
+export function connectorsRoutes(router: Router, c: Container): void {
+  const svc = c.connectors;
+
+  router.route(
+    { method: 'POST', url: '/v1/connectors', summary: 'Import an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON, YAML or multipart file)', tags, status: 201 },
+    async ({ principal, request }) => {
+      const { body, size } = request.isMultipart() ? await readMultipartImport(request, c.config.files.maxFileBytes) : { body: request.body, size: undefined };
+      const parsed = ImportConnectorBody.safeParse(body ?? {}, { reportInput: true });
+      if (!parsed.success) throw AppError.validation(zodIssuesToDetail(parsed.error.issues, ['body']));
+      return svc.importConnector(principal.organizationId, parsed.data, size);
+    },
+  );
+
+  router.route({ method: 'GET', url: '/v1/connectors', summary: 'List connectors', tags, query: PageQuery }, async ({ principal, query }) => {
+    const { items, total } = await svc.list(principal.organizationId, query.page, query.per_page);
+    return pageOf(items, total, query.page, query.per_page);
+  });
+
+  router.route({ method: 'GET', url: '/v1/connectors/:connector_id', summary: 'Get a connector', tags, params: ConnectorParams }, ({ principal, params }) =>
+    svc.get(principal.organizationId, params.connector_id),
+  );
+
+  router.route(
+    { method: 'DELETE', url: '/v1/connectors/:connector_id', summary: 'Delete a connector with its connections', tags, params: ConnectorParams, status: 204 },
+    async ({ principal, params, reply }) => {
+      await svc.delete(principal.organizationId, params.connector_id);
+      return reply.code(204).send();
+    },
+  );
+
+  router.route(
+    { method: 'POST', url: '/v1/connectors/:connector_id/connect', summary: 'Create a connection (base URL and credentials)', tags, params: ConnectorParams, body: ConnectBody, status: 201 },
+    ({ principal, params, body }) => svc.connect(principal.organizationId, params.connector_id, body),
+  );
+
+  router.route(
+    { method: 'GET', url: '/v1/connectors/:connector_id/connections', summary: "List a connector's connections", tags, params: ConnectorParams },
+    ({ principal, params }) => svc.listConnections(principal.organizationId, params.connector_id),
+  );
+
+  router.route(
+    { method: 'DELETE', url: '/v1/connectors/:connector_id/connections/:connection_id', summary: 'Delete a connection', tags, params: ConnectionParams, status: 204 },
+    async ({ principal, params, reply }) => {
+      await svc.deleteConnection(principal.organizationId, params.connector_id, params.connection_id);
+      return reply.code(204).send();
+    },
+  );
+
+  router.route(
+    { method: 'GET', url: '/v1/tools/connectors/:connector_id/operations', summary: "List or search a connector's operations", tags, params: ConnectorParams, query: OperationsQuery },
+    ({ principal, params, query }) => svc.operations(principal.organizationId, params.connector_id, { connectionId: query.connection_id, query: query.query }),
+  );
+
+  router.route(
+    { method: 'GET', url: '/v1/connectors/:connector_id/:connection_id/operations', summary: "List or search a connection's operations", tags, params: ConnectionParams, query: OperationsQuery.pick({ query: true }) },
+    ({ principal, params, query }) => svc.operations(principal.organizationId, params.connector_id, { connectionId: params.connection_id, query: query.query }),
+  );
+
+  router.route(
+    { method: 'GET', url: '/v1/tools/connectors/:connector_id/connections/:connection_id/:operation_id/schema', summary: 'Get the input and output schema of an operation', tags, params: OperationParams },
+    ({ principal, params }) => svc.operationSchema(principal.organizationId, params.connector_id, params.connection_id, params.operation_id),
+  );
+
+  router.route(
+    { method: 'POST', url: '/v1/tools/connectors/:connector_id/connections/:connection_id/:operation_id/invoke', summary: 'Invoke an operation through a connection', tags, params: OperationParams, body: InvokeBody },
+    ({ principal, params, body, reply }) =>
+      c.connectorInvoker.invoke(
+        { organizationId: principal.organizationId, connectorId: params.connector_id, connectionId: params.connection_id, operationId: params.operation_id },
+        body,
+        abortOnClose(reply),
+      ),
+  );
+}
+
+/** Fields `name` and `description`; the document is the file part (any field name) or an `openapi` text field. */
+async function readMultipartImport(request: FastifyRequest, maxFileBytes: number): Promise<{ body: Record<string, unknown>; size?: number }> {
+  const body: Record<string, unknown> = {};
+  let size: number | undefined;
+  for await (const part of request.parts({ limits: { fileSize: maxFileBytes } })) {
+    if (part.type === 'field') {
+      if (typeof part.value === 'string' && !(part.fieldname in body)) body[part.fieldname] = part.value;
+      continue;
+    }
+    const bytes = await part.toBuffer().catch((e: { code?: string }) => {
+      if (e.code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('too_large', `File ${part.filename || part.fieldname} is larger than ${maxFileBytes} bytes`);
+      throw e;
+    });
+    if (body.openapi === undefined || typeof body.openapi === 'string') {
+      body.openapi = bytes.toString('utf8');
+      size = bytes.length;
+    }
+  }
+  return { body, size };
+}
+
+/** Aborts the upstream call when the client goes away before the answer is written. */
+function abortOnClose(reply: FastifyReply): AbortSignal {
+  const ctl = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ctl.abort(new Error('client closed the request'));
+  });
+  return ctl.signal;
+}

@@ -1,0 +1,211 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { EgressAllowList, isNonPublicAddress } from './ip-ranges.js';
+
+/**
+ * The egress policy of CONTRACT section 10, and the one fetch every outbound call made for a user goes through
+ * (connector invoke, MCP, llm_api_base, knowledge-base URLs, A2A).
+ *
+ * The address check happens inside the socket's DNS lookup, so the address that is checked is the address that
+ * is connected to (no window for DNS rebinding), and it runs again on every redirect hop.
+ */
+
+export interface EgressPolicy {
+  readonly allow: EgressAllowList;
+}
+
+export function createEgressPolicy(allowEntries: readonly string[]): EgressPolicy {
+  return { allow: new EgressAllowList(allowEntries) };
+}
+
+/** A refused outbound call. Its message is safe to show to users and LLMs. */
+export class EgressRefusedError extends Error {
+  constructor(
+    readonly url: string,
+    reason: string,
+  ) {
+    super(`Outbound request to ${redactForMessage(url)} refused: ${reason}`);
+    this.name = 'EgressRefusedError';
+  }
+}
+
+export function isEgressRefused(e: unknown): e is EgressRefusedError {
+  return e instanceof EgressRefusedError || (e instanceof Error && e.cause instanceof EgressRefusedError);
+}
+
+function redactForMessage(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return 'an invalid URL';
+  }
+}
+
+function addressRefusal(policy: EgressPolicy, hostname: string, address: string): string | undefined {
+  if (!isNonPublicAddress(address)) return undefined;
+  if (policy.allow.allowsHost(hostname) || policy.allow.allowsAddress(address)) return undefined;
+  return `${address} is a private, loopback or link-local address (allow it with AGENTRY_EGRESS_ALLOW)`;
+}
+
+function checkUrlShape(policy: EgressPolicy, url: URL): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new EgressRefusedError(url.href, `only http and https are allowed, not ${url.protocol.replace(':', '')}`);
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) {
+    const reason = addressRefusal(policy, host, host);
+    if (reason) throw new EgressRefusedError(url.href, reason);
+  }
+}
+
+/**
+ * Checks a URL before use (for example when a user configures it): scheme, then every address its host resolves
+ * to. The fetch below checks again at connect time, so passing this is not a licence to skip it.
+ */
+export async function assertAllowed(policy: EgressPolicy, target: string | URL): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    throw new EgressRefusedError(String(target), 'not a valid URL');
+  }
+  checkUrlShape(policy, url);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return;
+  const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
+    dnsLookup(host, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs))),
+  ).catch((err: NodeJS.ErrnoException) => {
+    throw new EgressRefusedError(url.href, `host ${host} could not be resolved (${err.code ?? 'DNS error'})`);
+  });
+  for (const a of addresses) {
+    const reason = addressRefusal(policy, host, a.address);
+    if (reason) throw new EgressRefusedError(url.href, reason);
+  }
+}
+
+/** A DNS lookup for sockets that refuses the connection when any resolved address is not allowed. */
+function guardedLookup(policy: EgressPolicy, url: string): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addrs) => {
+      if (err) return callback(err, '', 0);
+      const list = addrs as LookupAddress[];
+      for (const a of list) {
+        const reason = addressRefusal(policy, hostname, a.address);
+        if (reason) return callback(new EgressRefusedError(url, reason), '', 0);
+      }
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      return callback(null, list[0].address, list[0].family);
+    });
+  };
+}
+
+export type SafeFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface SafeFetchOptions {
+  /** Redirect hops followed before giving up (each hop is checked). Default 5. */
+  maxRedirects?: number;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** A fetch-compatible function (usable as the `fetch` option of the MCP SDK and the AI SDK providers). */
+export function createSafeFetch(policy: EgressPolicy, opts: SafeFetchOptions = {}): SafeFetch {
+  const maxRedirects = opts.maxRedirects ?? 5;
+  return async (input, init) => {
+    const first = new Request(input, init);
+    const signal = init?.signal ?? first.signal;
+    let method = first.method.toUpperCase();
+    const headers = new Headers(first.headers);
+    if (!headers.has('accept-encoding')) headers.set('accept-encoding', 'gzip, deflate, br');
+    let body: Buffer | undefined = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await first.arrayBuffer());
+    const redirectMode = init?.redirect ?? first.redirect;
+    let url = new URL(first.url);
+    for (let hop = 0; ; hop++) {
+      checkUrlShape(policy, url);
+      signal?.throwIfAborted();
+      const res = await send(policy, url, method, headers, body, signal);
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if (REDIRECTS.has(status) && location && redirectMode !== 'manual') {
+        res.resume();
+        if (redirectMode === 'error') throw new TypeError('fetch failed: redirect not allowed');
+        if (hop >= maxRedirects) throw new TypeError(`fetch failed: more than ${maxRedirects} redirects`);
+        const next = new URL(location, url);
+        if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
+          method = method === 'HEAD' ? 'HEAD' : 'GET';
+          body = undefined;
+          for (const h of ['content-type', 'content-length', 'content-encoding']) headers.delete(h);
+        }
+        // Credentials were meant for the first origin only.
+        if (next.origin !== url.origin) for (const h of ['authorization', 'cookie', 'proxy-authorization']) headers.delete(h);
+        url = next;
+        continue;
+      }
+      return toResponse(res, url, hop > 0, method, signal);
+    }
+  };
+}
+
+function send(
+  policy: EgressPolicy,
+  url: URL,
+  method: string,
+  headers: Headers,
+  body: Buffer | undefined,
+  signal: AbortSignal | null | undefined,
+): Promise<IncomingMessage> {
+  const outgoing: Record<string, string> = {};
+  headers.forEach((v, k) => (outgoing[k] = v));
+  if (body) outgoing['content-length'] = String(body.length);
+  const options: RequestOptions = {
+    method,
+    headers: outgoing,
+    lookup: guardedLookup(policy, url.href),
+    signal: signal ?? undefined,
+  };
+  const doRequest = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = doRequest(url, options, resolve);
+    req.on('error', (err: Error) => {
+      if (err instanceof EgressRefusedError) return reject(err);
+      if (signal?.aborted) return reject(signal.reason ?? err);
+      reject(new TypeError('fetch failed', { cause: err }));
+    });
+    req.end(body);
+  });
+}
+
+function toResponse(res: IncomingMessage, url: URL, redirected: boolean, method: string, signal: AbortSignal | null | undefined): Response {
+  const status = res.statusCode ?? 0;
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(res.headers)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const item of v) headers.append(k, item);
+    else headers.set(k, v);
+  }
+  const nullBody = method === 'HEAD' || status === 204 || status === 205 || status === 304;
+  let stream: Readable = res;
+  const encoding = (res.headers['content-encoding'] ?? '').toLowerCase().trim();
+  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
+  if (decoder && !nullBody) {
+    stream = res.pipe(decoder);
+    res.on('error', (e) => decoder.destroy(e));
+    headers.delete('content-encoding');
+    headers.delete('content-length');
+  }
+  signal?.addEventListener('abort', () => stream.destroy(signal.reason as Error), { once: true });
+  const response = new Response(nullBody ? null : (Readable.toWeb(stream) as ReadableStream<Uint8Array>), {
+    status,
+    statusText: res.statusMessage,
+    headers,
+  });
+  if (nullBody) res.resume();
+  Object.defineProperty(response, 'url', { value: url.href });
+  Object.defineProperty(response, 'redirected', { value: redirected });
+  return response;
+}
