@@ -149,14 +149,15 @@ export class JobQueueRepository {
   }
 
   /** Hands a job back untouched (worker shutting down): its attempt is refunded. */
-  async release(l: JobLease, now: number): Promise<void> {
-    await this.db.kysely
+  async release(l: JobLease, now: number): Promise<boolean> {
+    const r = await this.db.kysely
       .updateTable('jobs')
       .set((eb) => ({ status: 'queued', attempts: eb('attempts', '-', 1), lease_owner: null, lease_expires_at: null, updated_at: now }))
       .where('id', '=', l.id)
       .where('fence', '=', l.fence)
       .where('status', '=', 'running')
-      .execute();
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
   async deleteForRefs(k: Kysely<Database>, org: string, refIds: string[]): Promise<void> {

@@ -119,7 +119,7 @@ export class KnowledgeIndexer implements Startable {
     } catch (e) {
       if (abort.signal.aborted) {
         // Shutting down: hand the job back untouched. Lease lost: a newer attempt owns it; write nothing.
-        if (!this.running) await this.jobs.release(lease, this.clock.now()).catch(() => {});
+        if (!this.running) await this.handBack(job, lease);
       } else {
         await this.failed(job, lease, e);
       }
@@ -161,6 +161,18 @@ export class KnowledgeIndexer implements Startable {
     await this.repo.saveText(job.organization_id, doc.id, job.id, lease.fence, read.text, read.mimeType, null, this.clock.now());
     doc.mime_type = read.mimeType;
     return read.text;
+  }
+
+  /** Shutting down mid-job: the job goes back to the queue with its attempt refunded, the document with it. */
+  private async handBack(job: JobRow, lease: JobLease): Promise<void> {
+    try {
+      const now = this.clock.now();
+      if (await this.jobs.release(lease, now)) {
+        await this.repo.setOutcome(this.repo.k, job.organization_id, job.ref_id, { status: 'queued', status_reason: null }, now);
+      }
+    } catch (e) {
+      this.log.warn({ err: e, job_id: job.id }, 'could not hand an indexing job back; its lease will run out');
+    }
   }
 
   /** A permanent failure, or the last attempt: the document ends `error`; otherwise it is retried later. */

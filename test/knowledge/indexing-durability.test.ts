@@ -92,4 +92,28 @@ describe.each(TEST_DBS)('durable indexing (%s)', (kind) => {
     expect(docs.requests).not.toContain('/never.md');
     await t.c.knowledgeIndexer.stop();
   });
+
+  it('a worker shutting down mid-indexing hands the job back with its attempt refunded', async () => {
+    let fetched!: () => void;
+    const fetchStarted = new Promise<void>((r) => (fetched = r));
+    let hold = true;
+    docs.routes.set('/pause.md', (req, res) => {
+      fetched();
+      if (!hold) serve('text/markdown', '# Resumed\n\nIndexing picked up where it stopped.')(req, res);
+    });
+    const kbId = await createKb(t, 'Graceful');
+    const docId = (await t.req('POST', `/v1/knowledge/${kbId}/documents`, { document_urls: [`${docs.url}/pause.md`] })).json()[0].id;
+    await t.c.knowledgeIndexer.start();
+    await fetchStarted;
+    await t.c.knowledgeIndexer.stop();
+    expect((await t.req('GET', `/v1/knowledge/${kbId}/documents/${docId}`)).json()).toMatchObject({ status: 'queued', status_reason: null });
+    const job = await t.c.db.kysely.selectFrom('jobs').selectAll().where('ref_id', '=', docId).executeTakeFirstOrThrow();
+    expect(job).toMatchObject({ status: 'queued', attempts: 0, lease_owner: null });
+
+    hold = false;
+    await t.c.knowledgeIndexer.start();
+    const [doc] = await waitForDocuments(t, kbId);
+    expect(doc).toMatchObject({ status: 'ready' });
+    await t.c.knowledgeIndexer.stop();
+  });
 });
