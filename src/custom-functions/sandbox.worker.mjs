@@ -46,7 +46,11 @@ parentPort.on('message', (job) => {
   if (quickjs && heapBytes() > baseHeapBytes + job.memoryBytes) quickjs = undefined;
   if (!quickjs) {
     // Jobs arrive one at a time (the pool waits for this reply), so the fresh module is in place for the next one.
-    renewModule().then(() => parentPort.postMessage({ id: job.id, ...reply }));
+    renewModule().then(
+      () => parentPort.postMessage({ id: job.id, ...reply }),
+      // Without a module this thread is useless: exit, and the pool answers the job and starts a new thread.
+      () => process.exit(1),
+    );
   } else {
     parentPort.postMessage({ id: job.id, ...reply });
   }

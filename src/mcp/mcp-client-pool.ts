@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError as SdkMcpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { McpTransport } from './mcp.types.js';
 import { describeMcpError } from './mcp-errors.js';
@@ -62,10 +63,11 @@ interface Session {
   lastUsed: number;
 }
 
-export class McpError extends Error {
+/** A failure talking to an MCP server; the message is written for users and the LLM. */
+export class McpCallError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'McpError';
+    this.name = 'McpCallError';
   }
 }
 
@@ -85,7 +87,7 @@ export class McpClientPool {
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, this.idle)).unref();
   }
 
-  /** The server's tools, from the session's cache while it is fresh. Throws McpError with a readable message. */
+  /** The server's tools, from the session's cache while it is fresh. Throws McpCallError with a readable message. */
   async listTools(ep: McpEndpoint, signal?: AbortSignal): Promise<McpToolInfo[]> {
     const session = this.session(ep);
     const now = this.opts.clock.now();
@@ -111,7 +113,7 @@ export class McpClientPool {
       return tools;
     } catch (e) {
       this.drop(ep, session);
-      throw new McpError(describeMcpError(ep, e, 'listing its tools'), { cause: e });
+      throw new McpCallError(describeMcpError(ep, e, 'listing its tools'), { cause: e });
     }
   }
 
@@ -128,9 +130,12 @@ export class McpClientPool {
           structuredContent: r.structuredContent as Record<string, unknown> | undefined,
         };
       } catch (e) {
+        // The server answered with a JSON-RPC error (bad arguments, unknown tool): the session itself is fine.
+        if (isProtocolAnswer(e)) throw new McpCallError(describeMcpError(ep, e, `calling ${name}`), { cause: e });
         this.drop(ep, session);
+        // Only a request the server never accepted is sent again: a tool call may not be idempotent.
         if (attempt === 0 && isSessionGone(e) && !signal?.aborted) continue;
-        throw new McpError(describeMcpError(ep, e, `calling ${name}`), { cause: e });
+        throw new McpCallError(describeMcpError(ep, e, `calling ${name}`), { cause: e });
       }
     }
   }
@@ -213,7 +218,7 @@ export class McpClientPool {
     } catch (e) {
       void client.close().catch(() => {});
       this.drop(ep, session);
-      throw new McpError(describeMcpError(ep, e, 'connecting'), { cause: e });
+      throw new McpCallError(describeMcpError(ep, e, 'connecting'), { cause: e });
     } finally {
       clearTimeout(timer);
     }
@@ -240,8 +245,12 @@ export class McpClientPool {
   }
 }
 
+function isProtocolAnswer(e: unknown): boolean {
+  return e instanceof SdkMcpError && e.code !== ErrorCode.ConnectionClosed && e.code !== ErrorCode.RequestTimeout;
+}
+
 /** A streamable-HTTP session the server has forgotten answers 404: reconnecting is the documented remedy. */
 function isSessionGone(e: unknown): boolean {
   const code = (e as { code?: unknown })?.code;
-  return code === 404 || (e instanceof Error && /not connected|session/i.test(e.message));
+  return code === 404 || (e instanceof Error && /not connected/i.test(e.message));
 }

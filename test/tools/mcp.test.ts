@@ -88,6 +88,8 @@ describe.each(TEST_DBS)('MCP servers (%s)', (kind) => {
       expect(await some.call('calc_add', { a: 2, b: 3 })).toBe('5');
       expect(open.calls.at(-1)).toMatchObject({ tool: 'add', args: { a: 2, b: 3 } });
       await expect(some.call('calc_fail')).rejects.toThrow("MCP tool 'fail' of server 'calc' reported an error: the tool failed on purpose");
+      await expect(some.call('calc_add', { a: 'two' })).rejects.toThrow(/add/);
+      expect(await some.call('calc_add', { a: 1, b: 1 })).toBe('2');
     });
 
     it('sends the api_key of a registry server, and reports a wrong one clearly', async () => {
