@@ -57,6 +57,30 @@ describe.each(TEST_DBS)('tool kinds end to end (%s)', (kind) => {
     expect(JSON.parse(toolMessages(1)[0])).toEqual({ words: 3 });
   });
 
+  it('a custom function that loops forever is stopped; its task and other tasks complete', async () => {
+    const spin = (await t.req('POST', '/v1/custom_functions', { name: 'spin', code: 'async function run() { for (;;) {} }' })).json();
+    const looping = await t.createAgent({ ...llmFields(), tools: [{ type: 'custom_function', custom_function_id: spin.id }] });
+    const plain = await t.createAgent(llmFields());
+    llm.handle((req) => {
+      const sawTool = req.body.messages.some((m: { role: string }) => m.role === 'tool');
+      if (req.lastUserText === 'spin') return sawTool ? { text: 'spin finished' } : { toolCalls: [{ name: 'spin', arguments: {} }] };
+      return { text: 'quick answer' };
+    });
+    try {
+      const started = await t.req('POST', `/v1/agents/${looping}/invoke/async`, { input: { text: 'spin' } });
+      expect(started.statusCode).toBe(200);
+      const quick = await invoke(plain, 'quick');
+      expect(quick).toMatchObject({ status: 'completed', result: 'quick answer' });
+      const spun = await t.waitTask(started.json().id, (x) => x.status === 'completed', 30_000);
+      expect(spun.result).toBe('spin finished');
+      const events = (await t.req('GET', `/v1/tasks/${spun.id}/events`)).json() as { type: string; data: Record<string, unknown> }[];
+      expect(events.find((e) => e.type === 'tool_call_result')?.data).toMatchObject({ is_error: true });
+      expect(JSON.stringify(events.find((e) => e.type === 'tool_call_result')?.data.result)).toContain('ran past its time limit');
+    } finally {
+      llm.handle(() => ({ status: 500, error: 'no scripted reply' }));
+    }
+  });
+
   it.each(['streamable-http', 'sse'] as const)('the model calls an MCP tool over %s, limited to allowed_tools', async (transport) => {
     const url = transport === 'sse' ? mcp.sseUrl : mcp.mcpUrl;
     const agent = await t.createAgent({ ...llmFields(), tools: [{ type: 'mcp', url, name: 'calc', transport, allowed_tools: ['add'] }] });
