@@ -77,14 +77,15 @@ export class DocumentReader {
 
   /** Types, checks and extracts uploads (413/415 naming the file, nothing stored); the files pipeline stores them. */
   async prepareUploads(files: IncomingFile[]): Promise<PreparedFile[]> {
-    const own = files.filter((f) => ownFormat(f.name));
-    const delegated = await this.files.prepare(files.filter((f) => !ownFormat(f.name)));
+    // Limits first, over the whole request, before any extraction work.
     this.files.checkRequestSize(files.reduce((n, f) => n + f.bytes.byteLength, 0));
-    const prepared = new Map<IncomingFile, PreparedFile>();
-    files.filter((f) => !ownFormat(f.name)).forEach((f, i) => prepared.set(f, delegated[i]!));
-    for (const f of own) {
-      this.files.checkFileSize(f.name, f.bytes.byteLength);
-      const mimeType = ownFormat(f.name)!;
+    for (const f of files) this.files.checkFileSize(f.name, f.bytes.byteLength);
+    const delegated = files.filter((f) => !ownFormat(f.name));
+    const extracted = await this.files.prepare(delegated);
+    const prepared = new Map<IncomingFile, PreparedFile>(delegated.map((f, i) => [f, extracted[i]!]));
+    for (const f of files) {
+      const mimeType = ownFormat(f.name);
+      if (!mimeType) continue;
       const decoded = decodeText(f.bytes);
       if (decoded === undefined) throw new AppError('unsupported_media', `File '${f.name}' is not readable text`);
       prepared.set(f, {
