@@ -145,6 +145,8 @@ export async function startScriptedServer(protocol: Protocol, label: string): Pr
       res.end(JSON.stringify(protocol.errorBody(500, `${label} fake failed: ${String(e)}`)));
     });
   });
+  // Longer than any client's idle keep-alive, so a client never reuses a socket the server is just closing.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
 
