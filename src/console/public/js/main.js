@@ -105,6 +105,11 @@ function signOut() {
 }
 
 document.getElementById('sign-out').addEventListener('click', signOut);
+// "#main" would be taken for a route: the skip link moves focus itself and leaves the address alone.
+document.querySelector('.skip-link').addEventListener('click', (event) => {
+  event.preventDefault();
+  main.focus();
+});
 setUnauthorizedHandler(() => {
   if (!session.key) return;
   session.signOut();
