@@ -107,7 +107,7 @@ export class CustomFunctionsService {
    * The runtime's call: resolves with the function's result, or throws an Error whose message is meant for the LLM
    * (bad arguments, a failure inside the function, a function that is not ready).
    */
-  async call(organizationId: string, id: string, args: Record<string, unknown>): Promise<unknown> {
+  async call(organizationId: string, id: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
     let f: CustomFunctionRecord;
     try {
       f = await this.ready(organizationId, id);
@@ -118,7 +118,7 @@ export class CustomFunctionsService {
     if (issues.length) {
       throw new Error(`Invalid arguments for ${f.name}: ${issues.map((i) => `${i.loc.join('.') || '(root)'}: ${i.msg}`).join('; ')}`);
     }
-    const r = await this.runInSandbox(f, args);
+    const r = await this.runInSandbox(f, args, signal);
     if (r.status === 'error') throw new Error(`Custom function ${f.name} failed: ${r.error}`);
     return r.result;
   }
@@ -133,9 +133,9 @@ export class CustomFunctionsService {
     return f;
   }
 
-  private async runInSandbox(f: CustomFunctionRecord, args: Record<string, unknown>): Promise<ExecutionResult> {
+  private async runInSandbox(f: CustomFunctionRecord, args: Record<string, unknown>, signal?: AbortSignal): Promise<ExecutionResult> {
     const started = this.clock.now();
-    const outcome = await this.sandbox.run(f.code, args);
+    const outcome = await this.sandbox.run(f.code, args, signal);
     const execution_time_ms = Math.max(0, this.clock.now() - started);
     if (outcome.ok) return { status: 'success', result: outcome.result, error: null, error_kind: null, logs: outcome.logs, execution_time_ms };
     return { status: 'error', result: null, error: outcome.error, error_kind: outcome.kind, logs: outcome.logs, execution_time_ms };

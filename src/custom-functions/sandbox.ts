@@ -14,7 +14,7 @@ export interface SandboxLimits {
   memoryBytes: number;
 }
 
-export type SandboxFailureKind = 'syntax' | 'invalid' | 'runtime' | 'timeout' | 'memory' | 'limit' | 'busy' | 'internal';
+export type SandboxFailureKind = 'syntax' | 'invalid' | 'runtime' | 'timeout' | 'memory' | 'limit' | 'busy' | 'cancelled' | 'internal';
 
 export type SandboxOutcome =
   | { ok: true; result: unknown; logs: string[] }
@@ -39,8 +39,11 @@ interface Job {
   op: 'analyse' | 'run';
   code: string;
   argsJson: string;
+  signal?: AbortSignal;
   resolve(outcome: SandboxOutcome): void;
 }
+
+const CANCELLED: SandboxOutcome = { ok: false, kind: 'cancelled', error: 'The call was cancelled', logs: [] };
 
 interface WorkerReply {
   id: number;
@@ -64,6 +67,16 @@ class Slot {
   start(job: Job): void {
     this.job = job;
     const worker = this.ensureWorker();
+    // A cancelled call (task stopped) frees its thread at once: the interpreter cannot be interrupted from here.
+    job.signal?.addEventListener(
+      'abort',
+      () => {
+        if (this.job !== job) return;
+        this.finish(CANCELLED);
+        this.discardWorker();
+      },
+      { once: true },
+    );
     this.killTimer = setTimeout(() => {
       // The interpreter did not stop at its deadline (a long native call): drop the whole thread.
       this.finish({ ok: false, kind: 'timeout', error: 'The function ran past its time limit and was stopped', logs: [] });
@@ -144,17 +157,30 @@ export class SandboxPool {
   }
 
   /** Loads the code and awaits `run(args)`; the result is whatever JSON `run` resolved to. */
-  run(code: string, args: Record<string, unknown>): Promise<SandboxOutcome> {
-    return this.submit('run', code, JSON.stringify(args));
+  run(code: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<SandboxOutcome> {
+    return this.submit('run', code, JSON.stringify(args), signal);
   }
 
-  private submit(op: Job['op'], code: string, argsJson: string): Promise<SandboxOutcome> {
+  private submit(op: Job['op'], code: string, argsJson: string, signal?: AbortSignal): Promise<SandboxOutcome> {
+    if (signal?.aborted) return Promise.resolve(CANCELLED);
     if (this.closed) return Promise.resolve({ ok: false, kind: 'internal', error: 'The sandbox is shutting down', logs: [] });
     if (this.queue.length >= this.maxQueue) {
       return Promise.resolve({ ok: false, kind: 'busy', error: 'The function sandbox is busy; try again shortly', logs: [] });
     }
     return new Promise((resolve) => {
-      this.queue.push({ id: this.nextId++, op, code, argsJson, resolve });
+      const job: Job = { id: this.nextId++, op, code, argsJson, signal, resolve };
+      this.queue.push(job);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const i = this.queue.indexOf(job);
+          if (i >= 0) {
+            this.queue.splice(i, 1);
+            resolve(CANCELLED);
+          }
+        },
+        { once: true },
+      );
       this.pump();
     });
   }

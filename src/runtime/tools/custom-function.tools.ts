@@ -8,7 +8,7 @@ export interface CustomFunctionRuntime {
     ids: string[],
   ): Promise<{ id: string; name: string; description: string; inputSchema: Record<string, unknown> }[]>;
   /** Resolves with the function's result or throws an Error whose message is meant for the model. */
-  call(organizationId: string, id: string, args: Record<string, unknown>): Promise<unknown>;
+  call(organizationId: string, id: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown>;
 }
 
 const CONNECTOR_IDS: ReadonlySet<string> = new Set(['service-custom-functions', 'xpander-custom-functions']);
@@ -39,7 +39,7 @@ export class CustomFunctionToolProvider implements RuntimeToolProvider {
       // Functions have no network or file access; their only effect is their result.
       mutating: false,
       graphItemId: graphIds.get(f.id),
-      execute: (args, callCtx) => this.functions.call(callCtx.organizationId, f.id, args),
+      execute: (args, callCtx) => this.functions.call(callCtx.organizationId, f.id, args, callCtx.signal),
     }));
   }
 }
