@@ -87,5 +87,11 @@ describe.each(TEST_DBS)('skills catalog and tool attachment (%s)', (kind) => {
       headers: { 'X-Secret': '********' },
     });
     expect(agent.attached_tools).toEqual([{ id: 'service-custom-functions', operation_ids: [fn.id] }]);
+
+    // The xpander connector id is an alias; graph items are created from attached_tools.
+    const aliased = await t.req('POST', '/v1/agents', { name: `aliased-${kind}`, attached_tools: [{ id: 'xpander-custom-functions', operation_ids: [fn.id] }] });
+    expect(aliased.statusCode, aliased.body).toBe(201);
+    expect(aliased.json().attached_tools).toEqual([{ id: 'service-custom-functions', operation_ids: [fn.id] }]);
+    expect(aliased.json().graph).toMatchObject([{ item_id: fn.id, type: 'tool', sub_type: 'custom_function' }]);
   });
 });
