@@ -162,16 +162,18 @@ function send(
   const outgoing: Record<string, string> = {};
   headers.forEach((v, k) => (outgoing[k] = v));
   if (body) outgoing['content-length'] = String(body.length);
-  const options: RequestOptions = {
-    method,
-    headers: outgoing,
-    lookup: guardedLookup(policy, url.href),
-    signal: signal ?? undefined,
-  };
+  const options: RequestOptions = { method, headers: outgoing, lookup: guardedLookup(policy, url.href) };
   const doRequest = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = doRequest(url, options, resolve);
+    // The abort listener lives only while the request waits for its response head; the body has its own.
+    const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+    const req = doRequest(url, options, (res) => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(res);
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
     req.on('error', (err: Error) => {
+      signal?.removeEventListener('abort', onAbort);
       if (err instanceof EgressRefusedError) return reject(err);
       if (signal?.aborted) return reject(signal.reason ?? err);
       reject(new TypeError('fetch failed', { cause: err }));
@@ -198,7 +200,13 @@ function toResponse(res: IncomingMessage, url: URL, redirected: boolean, method:
     headers.delete('content-encoding');
     headers.delete('content-length');
   }
-  signal?.addEventListener('abort', () => stream.destroy(signal.reason as Error), { once: true });
+  if (signal && !nullBody) {
+    const onAbort = () => {
+      if (!stream.destroyed && !stream.readableEnded) stream.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    stream.once('close', () => signal.removeEventListener('abort', onAbort));
+  }
   const response = new Response(nullBody ? null : (Readable.toWeb(stream) as ReadableStream<Uint8Array>), {
     status,
     statusText: res.statusMessage,

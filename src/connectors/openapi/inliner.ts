@@ -96,7 +96,7 @@ export class SchemaInliner {
     let content = this.copy(p.target, p.depth, ancestors);
     if (typeof content === 'boolean') content = content ? {} : { not: {} };
     this.used -= 1; // the placeholder was already counted as this node
-    Object.assign(p.placeholder, content as JsonObject, p.siblings);
+    Object.assign(p.placeholder, mergeSiblings(content as JsonObject, p.siblings));
   }
 
   private marker(target: unknown, name: string, kind: 'x-truncated' | 'x-recursive', siblings: JsonObject = {}): JsonObject {
@@ -174,6 +174,20 @@ export class SchemaInliner {
     return placeholder;
   }
 }
+
+/**
+ * `$ref` siblings apply together with the target (JSON Schema 2020-12): `required` lists are joined and
+ * `properties` combined; for annotations and other keywords the sibling, the more specific statement, wins.
+ */
+function mergeSiblings(content: JsonObject, siblings: JsonObject): JsonObject {
+  if (!Object.keys(siblings).length) return content;
+  const out: JsonObject = { ...content, ...siblings };
+  if (Array.isArray(content.required) && Array.isArray(siblings.required)) out.required = [...new Set([...content.required, ...siblings.required])];
+  if (isObject(content.properties) && isObject(siblings.properties)) out.properties = { ...content.properties, ...siblings.properties };
+  return out;
+}
+
+const isObject = (v: unknown): v is JsonObject => !!v && typeof v === 'object' && !Array.isArray(v);
 
 /** Schema nodes of a target not counting what its own references would add (each reference counts one). */
 function shallowSize(node: unknown): number {

@@ -79,7 +79,7 @@ export function buildOperationSchema(doc: JsonObject, resolver: RefResolver, op:
 
   let body: unknown = { type: 'object', properties: {} };
   let bodyRequired = false;
-  const requestBody = derefObject(resolver, operation.requestBody);
+  const requestBody = derefObject(resolver, operation.requestBody) ?? bodyFromParameters(resolver, pathItem.parameters, operation.parameters);
   const media = requestBody ? pickRequestMedia(requestBody.content as Record<string, JsonObject> | undefined) : undefined;
   if (requestBody && media) {
     plan.bodyMediaType = media.type;
@@ -139,6 +139,25 @@ function mergedParameters(resolver: RefResolver, pathLevel: unknown, opLevel: un
     }
   }
   return [...byKey.values()];
+}
+
+/**
+ * The Swagger 2.0 upgrader moves a *referenced* `in: body` parameter to components/requestBodies but leaves the
+ * reference among the parameters (Kubernetes' DeleteOptions bodies): such an entry is the operation's body.
+ */
+function bodyFromParameters(resolver: RefResolver, pathLevel: unknown, opLevel: unknown): JsonObject | undefined {
+  let found: JsonObject | undefined;
+  for (const list of [pathLevel, opLevel]) {
+    if (!Array.isArray(list)) continue;
+    for (const raw of list) {
+      const ref = raw && typeof raw === 'object' ? (raw as JsonObject).$ref : undefined;
+      if (typeof ref !== 'string' || !ref.startsWith('#/components/requestBodies/')) continue;
+      const body = derefObject(resolver, raw);
+      if (body?.content) found = body;
+      else if (body && 'schema' in body) found = { required: body.required, content: { 'application/json': { schema: body.schema } } };
+    }
+  }
+  return found;
 }
 
 function parameterSchema(inliner: SchemaInliner, p: Parameter): unknown {
