@@ -89,7 +89,8 @@ describe.each(TEST_DBS)('custom functions (%s)', (kind) => {
     expect(listed.statusCode).toBe(200);
     const [l, h] = await Promise.all([looping, hogging]);
     expect(l.json()).toMatchObject({ status: 'error', error_kind: 'timeout' });
-    expect(h.json()).toMatchObject({ status: 'error', error_kind: 'memory' });
+    // Stopped by whichever limit it meets first (see test/tools/sandbox.test.ts).
+    expect(h.json()).toMatchObject({ status: 'error', error_kind: expect.stringMatching(/^(memory|timeout)$/) });
     // ... and the sandbox keeps working afterwards.
     const after = await t.req('POST', `/v1/custom_functions/${ok.id}/execute`, { args: { n: 1 } });
     expect(after.json()).toMatchObject({ status: 'success', result: 2 });

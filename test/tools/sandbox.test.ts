@@ -12,9 +12,13 @@ describe('custom function sandbox', () => {
   });
 
   it('refuses what escapes the sandbox or its limits, and keeps serving', async () => {
-    const cases: [string, string][] = [
+    // Unbounded allocation is stopped by whichever limit it reaches first: near the memory limit QuickJS collects
+    // garbage on every allocation, so a steady allocator often meets the deadline before the limit.
+    const cases: [string, string | RegExp][] = [
       ['async function run() { for (;;) {} }', 'timeout'],
-      ['async function run() { const xs = []; for (;;) xs.push(new Array(10000).fill(1)); }', 'memory'],
+      ['async function run() { const xs = []; for (;;) xs.push(new Array(10000).fill(1)); }', /^(memory|timeout)$/],
+      ['async function run() { return new ArrayBuffer(500e6).byteLength }', 'memory'],
+      ['async function run() { return [...Array(3e7).keys()].length }', 'memory'],
       ['async function run() { let s = "x"; for (;;) s += s; }', 'runtime'],
       ['function f() { return f() } async function run() { return f() }', 'memory'],
       ['async function run() { return new Promise(() => {}) }', 'runtime'],
@@ -23,7 +27,7 @@ describe('custom function sandbox', () => {
     for (const [code, kind] of cases) {
       const r = await pool.run(code, {});
       if (kind === 'ok') expect(r).toMatchObject({ ok: true, result: 'undefinedundefinedundefinedundefined' });
-      else expect(r, code).toMatchObject({ ok: false, kind });
+      else expect(r, code).toMatchObject({ ok: false, kind: typeof kind === 'string' ? kind : expect.stringMatching(kind) });
     }
     expect(await pool.run('async function run() { return 1 }', {})).toMatchObject({ ok: true, result: 1 });
   });
