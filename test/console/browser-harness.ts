@@ -27,6 +27,7 @@ export function launchChromium(): Promise<Browser> {
  */
 export class ScriptedModel {
   private gates = new Map<string, { promise: Promise<void>; open: () => void }>();
+  private aliases: [string, string][] = [];
   constructor(readonly server: ScriptedLlmServer) {
     server.handle((req) => this.answer(req));
   }
@@ -42,12 +43,17 @@ export class ScriptedModel {
     return g;
   }
 
+  /** Treats prompts containing `phrase` as if they carried `markers` (screenshots read better without markers). */
+  when(phrase: string, markers: string): void {
+    this.aliases.push([phrase, markers]);
+  }
+
   openAll(): void {
     for (const g of this.gates.values()) g.open();
   }
 
   private async answer(req: RecordedRequest): Promise<ScriptedReply> {
-    const text = req.lastUserText;
+    const text = [req.lastUserText, ...this.aliases.filter(([p]) => req.lastUserText.includes(p)).map(([, m]) => m)].join(' ');
     const gate = /\[gate:(\w+)\]/.exec(text);
     if (gate) await this.gate(gate[1]).promise;
     if (text.includes('[hang]')) return { text: 'too late', delayMs: 120_000 };

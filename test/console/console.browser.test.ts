@@ -52,6 +52,7 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     await page.getByLabel('API key').waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     expect(await page.getByRole('navigation', { name: 'Primary' }).isHidden()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Sign out' }).isHidden()).toBe(true);
   });
 
   it('opens an agent: configuration, versions, webhook URLs with copy, enable and regenerate', { timeout: 60_000 }, async () => {

@@ -2,7 +2,7 @@ import { api, path, query } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { dataTable, errorAlert, facts, jsonBlock, jsonDetails, liveUpdate, loading, pager, poll, statusBadge, timeEl } from '../components.js';
 import { renderWebhookChannel } from './webhook-channel.js';
-import { taskTable } from './task-table.js';
+import { taskTable, taskTableState } from './task-table.js';
 
 const TASKS_POLL_MS = 3000;
 
@@ -51,7 +51,7 @@ export async function renderAgent(root, ctx, agentId) {
   async function refreshTasks() {
     try {
       const page = await api('GET', `${path`/v1/agents/${agent.id}/tasks`}${query({ per_page: 10 })}`, { signal: ctx.signal });
-      liveUpdate(tasksBody, page.items, () => taskTable(page.items, { caption: `Latest tasks of ${agent.name}`, showAgent: false, empty: 'No tasks yet.' }));
+      liveUpdate(tasksBody, taskTableState(page.items), () => taskTable(page.items, { caption: `Latest tasks of ${agent.name}`, showAgent: false, empty: 'No tasks yet.' }));
     } catch (e) {
       if (!ctx.signal.aborted) replaceChildren(tasksBody, errorAlert(e));
       throw e;

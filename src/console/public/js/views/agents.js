@@ -6,7 +6,7 @@ import { dataTable, errorAlert, loading, pager, statusBadge, timeEl } from '../c
 export async function renderAgents(root, ctx) {
   ctx.setTitle('Agents');
   const page = Math.max(1, Number(ctx.params.get('page')) || 1);
-  const body = h('div', {}, loading('Loading agents…'));
+  const body = h('section', { class: 'panel', 'aria-label': 'Agent list' }, loading('Loading agents…'));
   root.append(h('div', { class: 'page-head' }, h('h1', {}, 'Agents')), body);
   let data;
   try {

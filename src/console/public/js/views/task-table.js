@@ -4,6 +4,14 @@ import { dataTable, statusBadge, timeEl } from '../components.js';
 import { durationBetween, formatDuration, formatNumber, shortId, truncate } from '../format.js';
 
 /** The tasks table of the tasks page and the agent page. `agentNames` maps agent ids to names when known. */
+/**
+ * What a live table's content depends on: the tasks, plus the clock while one runs (its duration grows), so that
+ * liveUpdate re-renders a table with running tasks at every refresh and leaves a settled one alone.
+ */
+export function taskTableState(tasks) {
+  return [tasks, tasks.some((t) => t.started_at && !t.finished_at) ? Date.now() : 0];
+}
+
 export function taskTable(tasks, { caption = 'Tasks', agentNames = null, showAgent = true, empty = 'No tasks match.' } = {}) {
   const columns = [
     {
@@ -23,7 +31,11 @@ export function taskTable(tasks, { caption = 'Tasks', agentNames = null, showAge
     { label: 'Status', cell: (t) => statusBadge(t.status) },
     { label: 'Source', cell: (t) => t.source },
     { label: 'Created', cell: (t) => timeEl(t.created_at) },
-    { label: 'Duration', className: 'num', cell: (t) => (t.started_at ? formatDuration(durationBetween(t.started_at, t.finished_at)) : '—') },
+    {
+      label: 'Duration',
+      className: 'num',
+      cell: (t) => (t.started_at ? `${formatDuration(durationBetween(t.started_at, t.finished_at))}${t.finished_at ? '' : ' so far'}` : '—'),
+    },
     { label: 'Tokens', className: 'num', cell: (t) => formatNumber(t.tokens?.total_tokens ?? 0) },
   ].filter(Boolean);
   return dataTable({ caption, columns, rows: tasks.map((t) => ({ key: t.id, value: t })), empty });

@@ -2,7 +2,7 @@ import { api, query } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
 import { errorAlert, liveUpdate, loading, pager, poll } from '../components.js';
 import { dateInputToIso, TASK_SOURCES, TASK_STATUSES } from '../format.js';
-import { taskTable } from './task-table.js';
+import { taskTable, taskTableState } from './task-table.js';
 
 const POLL_MS = 3000;
 const PER_PAGE = 20;
@@ -89,7 +89,7 @@ export async function renderTasks(root, ctx) {
   async function refresh() {
     try {
       const data = await api('GET', `/v1/tasks${apiQuery}`, { signal: ctx.signal });
-      liveUpdate(results, data.items, () => taskTable(data.items, { agentNames }));
+      liveUpdate(results, taskTableState(data.items), () => taskTable(data.items, { agentNames }));
       liveUpdate(pagerSlot, [data.page, data.total, data.total_pages], () =>
         pager(data, (n) => ctx.navigate(`#/tasks${query({ ...readForm(), page: n })}`), 'Task pages'),
       );

@@ -55,7 +55,7 @@ export async function renderWebhookChannel(section, ctx, agent) {
           ),
         ]
       : [
-          h('p', {}, 'The public URL is off. Enabling it creates a secret address that runs this agent without an API key.'),
+          h('p', {}, h('strong', {}, 'Public URL: off. '), 'Enabling it creates a secret address that runs this agent without an API key.'),
           h('div', { class: 'actions' }, button('Enable public URL', 'primary', () => act('POST', '/webhook', 'The public URL was enabled.', 'Copy Public URL'))),
         ];
     replaceChildren(body, 
@@ -66,7 +66,6 @@ export async function renderWebhookChannel(section, ctx, agent) {
         value: settings.key_url,
         hint: 'POST to it with the header x-api-key (synchronous by default; add asynchronous=true to return at once).',
       }),
-      h('h3', {}, 'Public URL'),
       ...publicPart,
     );
     if (focusLabel) {
