@@ -50,8 +50,8 @@ export interface ScriptedLlmServer {
   requests: RecordedRequest[];
   /** Queues replies, answered in order, one per request. */
   reply(...replies: ScriptedReply[]): void;
-  /** Answers requests when the queue is empty (the default answers 500 "no scripted reply"). */
-  handle(handler: ReplyHandler): void;
+  /** Answers requests when the queue is empty; null restores the default (500 "no scripted reply"). */
+  handle(handler: ReplyHandler | null): void;
   /** Resolves when at least `n` requests have arrived. */
   waitForRequests(n: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -154,7 +154,7 @@ export async function startScriptedServer(protocol: Protocol, label: string): Pr
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     reply: (...r) => void queue.push(...r),
-    handle: (h) => void (handler = h),
+    handle: (h) => void (handler = h ?? undefined),
     async waitForRequests(n, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (requests.length < n) {

@@ -11,6 +11,7 @@ describe('agent runner over an OpenAI-compatible provider', () => {
   afterAll(async () => llm?.close());
   beforeEach(() => {
     llm.requests.length = 0;
+    llm.handle(null);
   });
 
   it('answers a plain question with the prompt, headers and key the agent configures', async () => {
@@ -117,6 +118,21 @@ describe('agent runner over an OpenAI-compatible provider', () => {
     expect(eventsOf(rec, 'tool_call_result').map((r) => r.is_error)).toEqual([false, true]);
     expect(llm.requests[1].body.tool_choice).toBe('none');
     expect(llm.requests[1].system).toContain('No more tool calls');
+  });
+
+  it('bounds LLM calls by iterative_strategy.max_iterations, the last one without tools', async () => {
+    const rt = makeRuntime();
+    let runs = 0;
+    rt.tools.register('custom_function', testToolProvider({ get_weather: { run: () => ++runs } }));
+    llm.handle((req) => (req.body.tool_choice === 'none' ? { text: 'Final answer.' } : { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] }));
+    const agent = openaiAgent(llm.baseUrl, {
+      task_level_strategies: { iterative_strategy: { max_iterations: 3 } },
+      graph: [{ item_id: 'get_weather', type: 'tool', sub_type: 'test', targets: [] }],
+    });
+    const rec = await runOnce(rt, { agent });
+    expect(rec.outcome).toMatchObject({ status: 'completed', result: 'Final answer.' });
+    expect(llm.requests.map((r) => r.body.tool_choice)).toEqual(['auto', 'auto', 'none']);
+    expect(runs).toBe(2);
   });
 
   it('asks a person before a mutating tool call of a supervised agent', async () => {
