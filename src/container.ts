@@ -28,7 +28,7 @@ import { createTasksModule } from './tasks/tasks.module.js';
 import type { TasksService } from './tasks/tasks.service.js';
 import type { TaskWorker } from './tasks/task.worker.js';
 import { DEFAULT_ARCHIVE_LIMITS } from './files/archive.js';
-import { LocalBlobStore } from './files/blob-store.js';
+import { createBlobStore } from './files/blob-store.js';
 import { FileSigner } from './files/file-signer.js';
 import { createExtractors, OcrEngine } from './files/extractors/index.js';
 import { FilesRepository } from './files/files.repository.js';
@@ -182,7 +182,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   background.push({ start: async () => {}, stop: () => ocr.close() });
   const files = new FilesService(
     new FilesRepository(db),
-    new LocalBlobStore(join(config.dataDir, 'files')),
+    await createBlobStore(config.blob, config.dataDir),
     new FileSigner(resolveMasterKey(config.masterKey, config.dataDir)),
     createExtractors(ocr),
     clock,
@@ -226,6 +226,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     retryBaseMs: 2000,
   });
   knowledge.onEnqueued = () => knowledgeIndexer.wake();
+  knowledge.agentExists = async (orgId, agentId) => (await agents.find(orgId, agentId)) !== undefined;
   background.push(knowledgeIndexer);
   agents.useKnowledgeBaseLookup(knowledge);
   runtime.tools.register('knowledge', new KnowledgeToolProvider(knowledge));

@@ -61,6 +61,8 @@ export interface SearchHit {
 export class KnowledgeService {
   /** Called after a job is committed so an indexer in this process starts at once instead of at its next poll. */
   onEnqueued: () => void = () => {};
+  /** The agents domain's answer to "does this agent exist in the organization" (for `agent_id` on PATCH). */
+  agentExists: (organizationId: string, agentId: string) => Promise<boolean> = async () => false;
 
   constructor(
     private readonly repo: KnowledgeRepository,
@@ -98,6 +100,9 @@ export class KnowledgeService {
 
   async update(org: string, id: string, patch: { name?: string; description?: string | null; agent_id?: string | null }): Promise<KnowledgeBaseView> {
     await this.requireKb(org, id);
+    if (patch.agent_id && !(await this.agentExists(org, patch.agent_id))) {
+      throw AppError.invalid(['body', 'agent_id'], `agent '${patch.agent_id}' not found`);
+    }
     const row = await this.repo.updateKb(org, id, patch, this.clock.now());
     if (!row) throw AppError.notFound('Knowledge base');
     return this.presentKb(row, (await this.repo.readyCounts(org, [id])).get(id) ?? 0);

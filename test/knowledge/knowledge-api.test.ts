@@ -40,6 +40,11 @@ describe.each(TEST_DBS)('knowledge bases API (%s)', (kind) => {
     expect(patched.statusCode).toBe(200);
     expect(patched.json()).toMatchObject({ id: kb.id, name: 'Manuals', description: null });
     expect((await t.req('GET', `/v1/knowledge/${kb.id}`)).json().name).toBe('Manuals');
+    const noAgent = await t.req('PATCH', `/v1/knowledge/${kb.id}`, { agent_id: '00000000-0000-7000-8000-000000000000' });
+    expect(noAgent.statusCode).toBe(422);
+    expect(noAgent.json().detail[0].loc).toEqual(['body', 'agent_id']);
+    const agent = await t.req('POST', '/v1/agents', { name: `kb owner ${kb.id.slice(-6)}` });
+    expect((await t.req('PATCH', `/v1/knowledge/${kb.id}`, { agent_id: agent.json().id })).json().agent_id).toBe(agent.json().id);
 
     const del = await t.req('DELETE', `/v1/knowledge/${kb.id}`);
     expect(del.statusCode).toBe(202);
