@@ -227,7 +227,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   });
   knowledge.onEnqueued = () => knowledgeIndexer.wake();
   knowledge.agentExists = async (orgId, agentId) => (await agents.find(orgId, agentId)) !== undefined;
-  background.push(knowledgeIndexer);
+  // First in `background`, so it stops (handing its jobs back) before the OCR engine and the database it uses close.
+  background.unshift(knowledgeIndexer);
   agents.useKnowledgeBaseLookup(knowledge);
   runtime.tools.register('knowledge', new KnowledgeToolProvider(knowledge));
   runtime.context.register('knowledge', new KnowledgeContext(knowledge));
