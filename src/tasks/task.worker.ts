@@ -40,6 +40,8 @@ interface Execution {
   reason?: AbortReason;
   lastBeat: number;
   approval?: (approved: boolean) => void;
+  /** The run returned and its outcome is being written: the lease is about to be released on purpose. */
+  settling?: boolean;
   done: Promise<void>;
 }
 
@@ -118,10 +120,12 @@ export class TaskWorker implements Startable {
   }
 
   private async control(): Promise<void> {
+    // Only executions that existed before the read: one launched meanwhile is not in its answer yet.
+    const checked = [...this.running];
     const owned = new Map((await this.d.queue.owned(this.owner)).map((r) => [key(r.organization_id, r.id), r]));
     const now = this.d.clock.now();
-    for (const [k, e] of this.running) {
-      if (e.abort.signal.aborted) continue;
+    for (const [k, e] of checked) {
+      if (e.abort.signal.aborted || e.settling) continue;
       const row = owned.get(k);
       if (!row || Number(row.fence) !== e.lease.fence || !['executing', 'paused'].includes(row.status)) {
         this.abort(e, 'lost');
@@ -134,6 +138,8 @@ export class TaskWorker implements Startable {
         else this.abort(e, 'lost');
       }
       if (now - e.lastBeat >= this.d.leaseMs / 3) {
+        // An overloaded or blocked process lets leases run out: say so before another worker takes the task.
+        if (now - e.lastBeat > this.d.leaseMs * 0.75) this.d.log.warn({ task_id: e.lease.taskId, since_ms: now - e.lastBeat }, 'task heartbeat is late');
         if (await this.d.queue.heartbeat(e.lease, now, this.d.leaseMs)) e.lastBeat = now;
         else this.abort(e, 'lost');
       }
@@ -165,6 +171,7 @@ export class TaskWorker implements Startable {
 
   private abort(e: Execution, reason: AbortReason): void {
     if (e.abort.signal.aborted) return;
+    if (reason === 'lost') this.d.log.warn({ task_id: e.lease.taskId, fence: e.lease.fence }, 'task was stopped or taken over; aborting its run');
     e.reason = reason;
     e.abort.abort(new Error(reason === 'lost' ? 'The task was stopped or taken over' : 'The worker is shutting down'));
     e.approval?.(false);
@@ -204,6 +211,7 @@ export class TaskWorker implements Startable {
       }
     }
     if (e.abort.signal.aborted) return this.afterAbort(e);
+    e.settling = true;
     await this.record(e, row, outcome, agent);
   }
 

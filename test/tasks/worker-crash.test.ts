@@ -1,0 +1,142 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Task, TaskEvent } from '../../src/tasks/task.types.js';
+import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import { TEST_DBS } from '../support/harness.js';
+import { createTasksApp, openaiAgentFields, type TasksApp } from './tasks-harness.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/**
+ * The crash acceptance: real worker processes (`agentry serve` with AGENTRY_ROLES=worker) on the same database
+ * as the in-process API, killed with SIGKILL while they run tasks on the real runtime and a scripted model.
+ */
+describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
+  let t: TasksApp;
+  let llm: ScriptedLlmServer;
+  const workers: ChildProcess[] = [];
+
+  function spawnWorker(): ChildProcess {
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'agentry.mjs'), 'serve'], {
+      cwd: ROOT,
+      env: { ...process.env, ...t.testEnv.env, AGENTRY_ROLES: 'worker', AGENTRY_WORKER_CONCURRENCY: '8', AGENTRY_LOG_LEVEL: process.env.H3A_DEBUG ? 'debug' : 'warn' },
+      stdio: ['ignore', process.env.H3A_DEBUG ? 'inherit' : 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.on('exit', (code, signal) => {
+      if (code && code !== 0 && signal !== 'SIGKILL') console.error(`worker exited ${code}: ${stderr}`);
+    });
+    workers.push(child);
+    return child;
+  }
+
+  async function kill(child: ChildProcess): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  async function finishedEvents(id: string): Promise<number> {
+    const events = (await t.req('GET', `/v1/tasks/${id}/events`)).json() as TaskEvent[];
+    return events.filter((e) => e.type === 'task_finished').length;
+  }
+
+  beforeAll(async () => {
+    llm = await startOpenAIServer();
+    // No in-process worker: only the spawned processes run tasks.
+    // A lease long enough for a heavily loaded CI machine (heartbeats every third of it), short enough to recover fast.
+    t = await createTasksApp(kind, { worker: false, env: { AGENTRY_TASK_LEASE_MS: '5000' } });
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) await kill(w);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await llm?.close();
+  });
+
+  /** The worker process holding a task: its lease owner is `host:pid:random`. */
+  async function holder(taskId: string): Promise<ChildProcess> {
+    const row = await t.c.db.kysely.selectFrom('tasks').select('lease_owner').where('id', '=', taskId).executeTakeFirstOrThrow();
+    const pid = Number(row.lease_owner?.split(':')[1]);
+    const child = workers.find((w) => w.pid === pid);
+    if (!child) throw new Error(`task ${taskId} is held by ${row.lease_owner}, not by a spawned worker`);
+    return child;
+  }
+
+  it('completes a task once, on another worker, after the one running it is killed (execution_attempts 2)', { timeout: 120_000 }, async () => {
+    const agentId = await t.createAgent(openaiAgentFields(llm.baseUrl));
+    let calls = 0;
+    // The first model call hangs until its worker dies; the next one answers.
+    llm.handle(() => (++calls === 1 ? { text: 'never', delayMs: 120_000 } : { text: 'recovered' }));
+    const task = (await t.req('POST', `/v1/agents/${agentId}/invoke/async`, { input: { text: 'survive' } })).json() as Task;
+
+    // Two worker processes on the same database; whichever claims the task is killed mid-run, the other takes over.
+    const t0 = Date.now();
+    spawnWorker();
+    spawnWorker();
+    await llm.waitForRequests(1, 60_000);
+    if (process.env.H3A_DEBUG) console.log('first model call after', Date.now() - t0);
+    expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'executing', execution_attempts: 1 });
+    const victim = await holder(task.id);
+    await kill(victim);
+
+    const done = await t.waitTask(task.id, (x) => x.status === 'completed', 60_000);
+    if (process.env.H3A_DEBUG) console.log('completed after', Date.now() - t0);
+    expect(done).toMatchObject({ result: 'recovered', execution_attempts: 2 });
+    expect(calls).toBe(2);
+    expect(await finishedEvents(task.id)).toBe(1);
+    const thread = (await t.req('GET', `/v1/tasks/${task.id}/thread`)).json();
+    expect(thread.map((m: { content: string }) => m.content)).toEqual(['survive', 'recovered']);
+  });
+
+  it('loses none of 100 asynchronous invocations when a worker is killed in the middle', { timeout: 180_000 }, async () => {
+    const agentId = await t.createAgent(openaiAgentFields(llm.baseUrl));
+    const runs = new Map<string, number>();
+    llm.handle((req) => {
+      runs.set(req.lastUserText, (runs.get(req.lastUserText) ?? 0) + 1);
+      return { text: `done: ${req.lastUserText}`, delayMs: 150 };
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const r = await t.req('POST', `/v1/agents/${agentId}/invoke/async`, { id: `bulk-${kind}-${i}`, input: { text: `job ${i}` } });
+      expect(r.statusCode).toBe(200);
+      ids.push(r.json().id);
+    }
+    const completed = async () => (await t.req('GET', `/v1/agents/${agentId}/tasks?status=completed&per_page=1`)).json().total as number;
+
+    const first = spawnWorker();
+    spawnWorker();
+    while ((await completed()) < 25) await new Promise((r) => setTimeout(r, 50));
+    await kill(first);
+    expect(await completed()).toBeLessThan(100);
+
+    const end = Date.now() + 120_000;
+    while ((await completed()) < 100) {
+      if (Date.now() > end) {
+        const rows = await t.c.db.kysely.selectFrom('tasks').select(['id', 'status', 'execution_attempts', 'lease_owner', 'lease_expires_at', 'result']).where('agent_id', '=', agentId).where('status', '!=', 'completed').execute();
+        throw new Error(`only ${await completed()} of 100 completed; now ${Date.now()}: ${JSON.stringify(rows)}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const attempts: number[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const task = (await t.req('GET', `/v1/tasks/${ids[i]}`)).json() as Task;
+      expect(task).toMatchObject({ status: 'completed', result: `done: job ${i}` });
+      expect(await finishedEvents(ids[i])).toBe(1);
+      // Two processes shared the queue: a task claimed once reached the model once (never on both workers);
+      // one claimed again may have died before or after its first model call.
+      const calls = runs.get(`job ${i}`) ?? 0;
+      if (task.execution_attempts === 1) expect(calls).toBe(1);
+      else expect(calls).toBeGreaterThanOrEqual(1);
+      expect(calls).toBeLessThanOrEqual(task.execution_attempts);
+      attempts.push(task.execution_attempts);
+    }
+    // Tasks in flight when the worker died were claimed again by the survivor.
+    expect(attempts.some((a) => a >= 2)).toBe(true);
+  });
+});
