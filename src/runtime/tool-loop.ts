@@ -147,7 +147,8 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       };
     }
     repairs++;
-    messages.push(...step.responseMessages, {
+    // The answer as plain text: tool calls the model may have added despite tool_choice none have no results.
+    messages.push({ role: 'assistant', content: step.text }, {
       role: 'user',
       content: `Your answer cannot be accepted: ${problems.join('; ')}. Reply again with only the corrected JSON value.`,
     });
