@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { Config } from '../config.js';
 
 /** Where file bytes live. Keys are chosen by the files service (`<organization>/<file id>`), never by callers. */
 export interface BlobStore {
@@ -52,4 +53,15 @@ export class LocalBlobStore implements BlobStore {
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
   }
+}
+
+/** The configured store: the local directory by default, S3-compatible storage when AGENTRY_BLOB_STORE=s3. */
+export async function createBlobStore(blob: Config['blob'], dataDir: string): Promise<BlobStore> {
+  if (blob.kind === 'local') return new LocalBlobStore(join(dataDir, 'files'));
+  const s3 = blob.s3;
+  if (!s3?.bucket || !s3.accessKeyId || !s3.secretAccessKey) {
+    throw new Error('Invalid configuration: AGENTRY_BLOB_STORE=s3 needs AGENTRY_S3_BUCKET, AGENTRY_S3_ACCESS_KEY_ID and AGENTRY_S3_SECRET_ACCESS_KEY');
+  }
+  const { S3BlobStore } = await import('./s3-blob-store.js');
+  return new S3BlobStore({ endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
 }

@@ -11,7 +11,7 @@ const MB = 1024 * 1024;
 function formWith(fields: Record<string, string>, files: { field?: string; name: string; bytes: Uint8Array }[]): FormData {
   const fd = new FormData();
   for (const [k, v] of Object.entries(fields)) fd.set(k, v);
-  for (const f of files) fd.append(f.field ?? 'files', new Blob([f.bytes]), f.name);
+  for (const f of files) fd.append(f.field ?? 'files', new Blob([Buffer.from(f.bytes)]), f.name);
   return fd;
 }
 

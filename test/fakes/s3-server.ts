@@ -1,0 +1,85 @@
+/**
+ * An S3-compatible object store on 127.0.0.1 for tests: PUT, GET and DELETE of path-style objects
+ * (`/{bucket}/{key}`), kept in memory. Every request must carry a valid AWS SigV4 signature for the configured
+ * credentials (recomputed from the request as received) and a matching x-amz-content-sha256, else 403.
+ *
+ *   const s3 = await startS3Server({ accessKeyId: 'AK', secretAccessKey: 'SK', region: 'us-east-1' });
+ *   s3.url; s3.objects.get('bucket/key'); s3.rejected; await s3.close();
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { signV4 } from '../../src/files/s3-blob-store.js';
+
+export interface FakeS3 {
+  url: string;
+  /** `bucket/key` -> bytes */
+  objects: Map<string, Buffer>;
+  /** Requests refused for a bad signature. */
+  rejected: number;
+  close(): Promise<void>;
+}
+
+async function readAll(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function startS3Server(creds: { accessKeyId: string; secretAccessKey: string; region: string }): Promise<FakeS3> {
+  const objects = new Map<string, Buffer>();
+  const state = { rejected: 0 };
+  const server = createServer(async (req, res) => {
+    const body = await readAll(req);
+    const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
+    const auth = String(req.headers.authorization ?? '');
+    const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(auth);
+    const payloadHash = String(req.headers['x-amz-content-sha256'] ?? '');
+    let ok = !!m && m[1] === creds.accessKeyId && m[3] === creds.region && payloadHash === createHash('sha256').update(body).digest('hex');
+    if (ok) {
+      const signed = m![4]!.split(';').filter((h) => h !== 'host' && h !== 'x-amz-date');
+      const amz = String(req.headers['x-amz-date']);
+      const date = new Date(`${amz.slice(0, 4)}-${amz.slice(4, 6)}-${amz.slice(6, 8)}T${amz.slice(9, 11)}:${amz.slice(11, 13)}:${amz.slice(13, 15)}Z`);
+      const expected = signV4({
+        method: req.method ?? 'GET',
+        url,
+        headers: Object.fromEntries(signed.map((h) => [h, String(req.headers[h] ?? '')])),
+        payloadHash,
+        service: 's3',
+        region: creds.region,
+        accessKeyId: creds.accessKeyId,
+        secretAccessKey: creds.secretAccessKey,
+        date,
+      });
+      ok = expected.authorization === auth;
+    }
+    if (!ok) {
+      state.rejected++;
+      res.writeHead(403, { 'content-type': 'application/xml' }).end('<Error><Code>SignatureDoesNotMatch</Code></Error>');
+      return;
+    }
+    const key = decodeURIComponent(url.pathname.slice(1));
+    if (req.method === 'PUT') {
+      objects.set(key, body);
+      res.writeHead(200).end();
+    } else if (req.method === 'GET') {
+      const obj = objects.get(key);
+      if (!obj) res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code></Error>');
+      else res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(obj);
+    } else if (req.method === 'DELETE') {
+      objects.delete(key);
+      res.writeHead(204).end();
+    } else {
+      res.writeHead(405).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    objects,
+    get rejected() {
+      return state.rejected;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
