@@ -273,6 +273,39 @@ describe.each(TEST_DBS)('tasks API (%s)', (kind) => {
   });
 });
 
+describe.each(TEST_DBS)('sub-agents through the task queue (%s)', (kind) => {
+  let t: TasksApp;
+  let llm: ScriptedLlmServer;
+  beforeAll(async () => {
+    llm = await startOpenAIServer();
+    t = await createTasksApp(kind, { env: { AGENTRY_WORKER_CONCURRENCY: '4' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await llm?.close();
+  });
+
+  it('runs an agent tool as a child task linked by parent_execution and sub_executions', async () => {
+    const child = await t.createAgent(openaiAgentFields(llm.baseUrl));
+    const parent = await t.createAgent(openaiAgentFields(llm.baseUrl, { tools: [{ type: 'agent', agent_id: child }] }));
+    llm.handle((req) => {
+      const delegate = req.tools.find((n) => n.startsWith('agent_'));
+      const answered = JSON.stringify(req.body.messages).includes('child answer');
+      if (delegate && !answered) return { toolCalls: [{ name: delegate, arguments: { input: 'sub question' } }] };
+      if (req.lastUserText === 'sub question') return { text: 'child answer' };
+      return { text: 'parent final' };
+    });
+    const r = await t.req('POST', `/v1/agents/${parent}/invoke`, { input: { text: 'ask the expert' } });
+    expect(r.json()).toMatchObject({ status: 'completed', result: 'parent final' });
+    expect(r.json().sub_executions).toHaveLength(1);
+    const sub = (await t.req('GET', `/v1/tasks/${r.json().sub_executions[0]}`)).json() as Task;
+    expect(sub).toMatchObject({ agent_id: child, source: 'sub_agent', parent_execution: r.json().id, status: 'completed', result: 'child answer' });
+    expect((await t.req('GET', `/v1/tasks?source=sub_agent&agent_id=${child}`)).json().total).toBe(1);
+    const types = ((await t.req('GET', `/v1/tasks/${r.json().id}/events`)).json() as TaskEvent[]).map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(['sub_agent_trigger', 'tool_call_request', 'tool_call_result']));
+  });
+});
+
 export function parseSse(body: string): TaskEvent[] {
   return body
     .split('\n\n')

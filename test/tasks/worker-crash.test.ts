@@ -18,10 +18,10 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
   let llm: ScriptedLlmServer;
   const workers: ChildProcess[] = [];
 
-  function spawnWorker(): ChildProcess {
+  function spawnWorker(concurrency = 8): ChildProcess {
     const child = spawn(process.execPath, [join(ROOT, 'bin', 'agentry.mjs'), 'serve'], {
       cwd: ROOT,
-      env: { ...process.env, ...t.testEnv.env, AGENTRY_ROLES: 'worker', AGENTRY_WORKER_CONCURRENCY: '8', AGENTRY_LOG_LEVEL: process.env.H3A_DEBUG ? 'debug' : 'warn' },
+      env: { ...process.env, ...t.testEnv.env, AGENTRY_ROLES: 'worker', AGENTRY_WORKER_CONCURRENCY: String(concurrency), AGENTRY_LOG_LEVEL: process.env.H3A_DEBUG ? 'debug' : 'warn' },
       stdio: ['ignore', process.env.H3A_DEBUG ? 'inherit' : 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -92,6 +92,15 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
     expect(await finishedEvents(task.id)).toBe(1);
     const thread = (await t.req('GET', `/v1/tasks/${task.id}/thread`)).json();
     expect(thread.map((m: { content: string }) => m.content)).toEqual(['survive', 'recovered']);
+
+    // Stop reaches a run on another process: the survivor's only slot is freed, so the next task can run.
+    llm.handle((req) => (req.lastUserText === 'endless' ? { text: 'never', delayMs: 120_000 } : { text: 'next' }));
+    const endless = (await t.req('POST', `/v1/agents/${agentId}/invoke/async`, { input: { text: 'endless' } })).json() as Task;
+    await t.waitTask(endless.id, (x) => x.status === 'executing', 30_000);
+    expect((await t.req('POST', `/v1/tasks/${endless.id}/stop`)).json().status).toBe('stopped');
+    const next = await t.req('POST', `/v1/agents/${agentId}/invoke`, { input: { text: 'after' } });
+    expect(next.json()).toMatchObject({ status: 'completed', result: 'next' });
+    expect((await t.req('GET', `/v1/tasks/${endless.id}`)).json()).toMatchObject({ status: 'stopped', result: null });
   });
 
   it('loses none of 100 asynchronous invocations when a worker is killed in the middle', { timeout: 180_000 }, async () => {
