@@ -1,0 +1,159 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+// autocannon ships no types; the few fields used here are typed by LoadResult below.
+// @ts-expect-error no declaration file
+import autocannon from 'autocannon';
+
+export interface Child {
+  proc: ChildProcess;
+  url: string;
+}
+
+const ROOT = new URL('..', import.meta.url).pathname;
+
+// Children must not outlive a benchmark that fails half-way (they would hold ports, CPU and the output pipe).
+const spawned = new Set<ChildProcess>();
+process.on('exit', () => spawned.forEach((p) => p.exitCode === null && p.kill('SIGKILL')));
+process.on('uncaughtException', (e) => {
+  console.error(e);
+  process.exit(1);
+});
+process.on('unhandledRejection', (e) => {
+  console.error(e);
+  process.exit(1);
+});
+function track(p: ChildProcess): ChildProcess {
+  spawned.add(p);
+  p.once('exit', () => spawned.delete(p));
+  return p;
+}
+
+/** Starts `node --import tsx bench/children.ts <kind>` and waits for its `{"url"}` line. */
+export async function startChild(kind: string): Promise<Child> {
+  const proc = track(spawn(process.execPath, ['--import', 'tsx', 'bench/children.ts', kind], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }));
+  const url = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: proc.stdout! });
+    rl.once('line', (line) => resolve(JSON.parse(line).url));
+    proc.once('exit', (code) => reject(new Error(`${kind} exited with ${code}`)));
+  });
+  return { proc, url };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Service {
+  proc: ChildProcess;
+  api: string;
+  webhook: string;
+  stop(): Promise<void>;
+}
+
+/** The real service (`agentry serve`) in a child process, ready when /health answers on both listeners. */
+export async function startService(env: Record<string, string>): Promise<Service> {
+  const apiPort = await freePort();
+  const whPort = await freePort();
+  const proc = track(
+    spawn(process.execPath, ['bin/agentry.mjs', 'serve'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, AGENTRY_LOG_LEVEL: 'warn', AGENTRY_API_PORT: String(apiPort), AGENTRY_WEBHOOK_PORT: String(whPort), ...env },
+    }),
+  );
+  const api = `http://127.0.0.1:${apiPort}`;
+  const webhook = `http://127.0.0.1:${whPort}`;
+  const deadline = Date.now() + 60_000;
+  const roles = env.AGENTRY_ROLES ?? 'api,webhooks,worker';
+  const probes = [roles.includes('api') && api, roles.includes('webhooks') && webhook].filter(Boolean) as string[];
+  for (const base of probes) {
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error('service exited during start');
+      try {
+        if ((await fetch(`${base}/health`)).ok) break;
+      } catch {}
+      if (Date.now() > deadline) throw new Error('service did not start');
+      await sleep(100);
+    }
+  }
+  if (!probes.length) await sleep(1500);
+  return {
+    proc,
+    api,
+    webhook,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resident memory of a process now, and its peak (VmHWM), in MB. */
+export function memoryOf(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(status.match(new RegExp(`^${name}:\\s+(\\d+)`, 'm'))?.[1] ?? 0);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  requests: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Called per request to vary the body (unique names). */
+  setupBody?: () => string;
+  connections: number;
+  durationSec?: number;
+  amount?: number;
+}
+
+export async function load(o: LoadOptions): Promise<LoadResult> {
+  const r = await autocannon({
+    url: o.url,
+    method: o.method ?? 'GET',
+    headers: o.headers,
+    body: o.body,
+    connections: o.connections,
+    pipelining: 1,
+    duration: o.amount ? undefined : (o.durationSec ?? 10),
+    amount: o.amount,
+    requests: o.setupBody ? [{ setupRequest: (req: any) => ({ ...req, body: o.setupBody!() }) }] : undefined,
+  });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    requests: r.requests.total,
+  };
+}
+
+export async function json(url: string, init: Omit<RequestInit, 'body'> & { key?: string; body?: unknown } = {}): Promise<any> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(init.key ? { 'x-api-key': init.key } : {}) };
+  const res = await fetch(url, { ...init, headers, body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url} -> ${res.status}: ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}

@@ -1,0 +1,212 @@
+/**
+ * `npm run bench`: every scenario of bench/README.md on the embedded database, then on PostgreSQL, each next to
+ * a bare node:http server answering the same route shape with a constant (the ceiling on this machine), in one
+ * run. Prints a Markdown report and writes it to bench/results/latest.md.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPgDatabase } from '../test/support/databases.js';
+import { json, load, memoryOf, sleep, startChild, startService, type Child, type LoadResult, type Service } from './lib.js';
+
+const KEY = 'agk_bench_key_0123456789abcdef';
+const DURATION = Number(process.env.BENCH_DURATION_SEC ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 2000);
+const CORPUS = new URL('../../shared/openapi-corpus/', import.meta.url).pathname;
+const LARGEST = 'kubernetes__swagger.json';
+
+interface Row {
+  scenario: string;
+  db: string;
+  result: LoadResult;
+  ceiling?: LoadResult;
+  peakMb?: number;
+  note?: string;
+}
+
+const rows: Row[] = [];
+const extras: string[] = [];
+
+function fmt(r: LoadResult): string {
+  return `${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms`;
+}
+
+async function setupAgent(svc: Service, llmUrl: string, name = 'Bench agent'): Promise<{ id: string; publicUrl: string }> {
+  const agent = await json(`${svc.api}/v1/agents`, {
+    method: 'POST',
+    key: KEY,
+    body: {
+      name,
+      model_provider: 'openai',
+      model_name: 'gpt-4o-mini',
+      llm_api_base: llmUrl,
+      llm_credentials: { name: 'bench', value: 'sk-bench' },
+      output_format: 'text',
+      should_stage_before_publish: false,
+    },
+  });
+  const wh = await json(`${svc.api}/v1/agents/${agent.id}/webhook`, { method: 'POST', key: KEY });
+  const publicUrl = wh.url.replace(/^https?:\/\/[^/]+/, svc.webhook);
+  return { id: agent.id, publicUrl };
+}
+
+async function countTasks(svc: Service, agentId: string, status: string): Promise<number> {
+  return (await json(`${svc.api}/v1/tasks?agent_id=${agentId}&status=${status}&per_page=1`, { key: KEY })).total;
+}
+
+/** Waits until `n` tasks of the agent are completed; returns tasks per second from `since`. */
+async function drain(svc: Service, agentId: string, n: number, since: number): Promise<number> {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const done = await countTasks(svc, agentId, 'completed');
+    if (done >= n) return (n * 1000) / (Date.now() - since);
+    if (Date.now() > deadline) throw new Error(`drain: ${done}/${n} after 10 minutes`);
+    await sleep(100);
+  }
+}
+
+async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'agentry-bench-'));
+  const pg = db === 'postgres' ? await createPgDatabase() : undefined;
+  const env: Record<string, string> = {
+    AGENTRY_DATA_DIR: dataDir,
+    AGENTRY_BOOTSTRAP_API_KEY: KEY,
+    AGENTRY_MASTER_KEY: 'b'.repeat(64),
+    AGENTRY_EGRESS_ALLOW: '127.0.0.1',
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
+  };
+  try {
+    // --- front door only (no worker): accept paths measured without task execution competing for the CPU
+    const front = await startService({ ...env, AGENTRY_ROLES: 'api,webhooks' });
+    const idle = memoryOf(front.proc.pid!);
+    extras.push(`- ${db}: idle RSS of the api+webhooks process after start: **${idle.rssMb.toFixed(0)} MB**`);
+    const { id: agentId, publicUrl } = await setupAgent(front, llm.url);
+
+    let n = 0;
+    const create = await load({
+      url: `${front.api}/v1/agents`,
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      setupBody: () => JSON.stringify({ name: `bench-${db}-${process.pid}-${++n}`, instructions: { role: ['r'], goal: ['g'], general: '' } }),
+      connections: CONNECTIONS,
+      durationSec: DURATION,
+    });
+    const createBare = await load({ url: `${bare.url}/v1/agents`, method: 'POST', body: '{"name":"x"}', connections: CONNECTIONS, durationSec: DURATION });
+    rows.push({ scenario: '3. POST /v1/agents', db, result: create, ceiling: createBare, peakMb: memoryOf(front.proc.pid!).peakMb });
+
+    const accept = await load({
+      url: publicUrl,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'Summarise the ticket' }),
+      connections: CONNECTIONS,
+      durationSec: DURATION,
+    });
+    const acceptBare = await load({ url: `${bare.url}/wh_x`, method: 'POST', body: '{"prompt":"x"}', connections: CONNECTIONS, durationSec: DURATION });
+    rows.push({ scenario: '1. async webhook accept', db, result: accept, ceiling: acceptBare, peakMb: memoryOf(front.proc.pid!).peakMb });
+    const accepted = await countTasks(front, agentId, 'pending');
+    extras.push(`- ${db}: ${accept.requests} async webhook calls answered, ${accepted} pending tasks committed`);
+
+    // --- schema endpoint on the largest corpus document
+    const doc = readFileSync(join(CORPUS, LARGEST), 'utf8');
+    let t0 = performance.now();
+    const connector = await json(`${front.api}/v1/connectors`, { method: 'POST', key: KEY, body: { name: 'kubernetes', openapi: doc } });
+    const importMs = performance.now() - t0;
+    const connection = await json(`${front.api}/v1/connectors/${connector.id}/connect`, { method: 'POST', key: KEY, body: { name: 'k8s', base_url: 'http://127.0.0.1:1' } });
+    const ops = await json(`${front.api}/v1/tools/connectors/${connector.id}/operations?connection_id=${connection.id}`, { key: KEY });
+    const op = (Array.isArray(ops) ? ops : ops.items).find((o: any) => o.method === 'post' && /Namespaced/.test(o.operationId)) ?? (Array.isArray(ops) ? ops : ops.items)[0];
+    const schemaUrl = `${front.api}/v1/tools/connectors/${connector.id}/connections/${connection.id}/${op.id}/schema`;
+    t0 = performance.now();
+    await json(schemaUrl, { key: KEY });
+    const firstMs = performance.now() - t0;
+    const cached = await load({ url: schemaUrl, headers: { 'x-api-key': KEY }, connections: CONNECTIONS, durationSec: DURATION });
+    const cachedBare = await load({ url: `${bare.url}/schema`, connections: CONNECTIONS, durationSec: DURATION });
+    rows.push({ scenario: `4. schema, cached (${LARGEST}, ${op.operationId})`, db, result: cached, ceiling: cachedBare, peakMb: memoryOf(front.proc.pid!).peakMb });
+    extras.push(`- ${db}: import of ${LARGEST} (${(doc.length / 1e6).toFixed(1)} MB) ${importMs.toFixed(0)} ms; first schema request ${firstMs.toFixed(1)} ms`);
+
+    // --- one worker drains the backlog the accept scenario left (capped to BACKLOG by stopping early is not
+    // possible, so it drains everything accepted and reports the rate)
+    let since = Date.now();
+    const worker1 = await startService({ ...env, AGENTRY_ROLES: 'worker' });
+    const rate1 = await drain(front, agentId, accepted, since);
+    rows.push({ scenario: '5. tasks completed per second, 1 worker', db, result: { rps: rate1, p50: NaN, p99: NaN, errors: 0, non2xx: 0, requests: accepted }, peakMb: memoryOf(worker1.proc.pid!).peakMb, note: `${accepted} tasks` });
+
+    // --- sync webhook round trip with the instant LLM, the worker running in its own process
+    const keyUrl = `${front.webhook}/?agent_id=${agentId}`;
+    const llmAlone = await load({
+      url: `${llm.url}/chat/completions`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer x' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+      connections: 1,
+      durationSec: DURATION / 2,
+    });
+    const sync1 = await load({ url: keyUrl, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }), connections: 1, durationSec: DURATION });
+    const syncBare1 = await load({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', connections: 1, durationSec: DURATION / 2 });
+    rows.push({ scenario: '2. sync webhook round trip, 1 connection', db, result: sync1, ceiling: syncBare1, peakMb: memoryOf(front.proc.pid!).peakMb });
+    extras.push(`- ${db}: sync webhook overhead beyond the LLM's own time: p50 ${sync1.p50} ms - ${llmAlone.p50} ms (LLM alone) = **${(sync1.p50 - llmAlone.p50).toFixed(1)} ms**`);
+    const syncN = await load({ url: keyUrl, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }), connections: CONNECTIONS, durationSec: DURATION });
+    const syncBareN = await load({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', connections: CONNECTIONS, durationSec: DURATION });
+    rows.push({ scenario: `2. sync webhook round trip, ${CONNECTIONS} connections`, db, result: syncN, ceiling: syncBareN, peakMb: memoryOf(front.proc.pid!).peakMb });
+    await worker1.stop();
+
+    // --- two workers on PostgreSQL: a fresh backlog, then two worker processes drain it
+    if (db === 'postgres') {
+      const { id: agent2 } = await setupAgent(front, llm.url, 'Bench agent 2');
+      const url2 = (await json(`${front.api}/v1/agents/${agent2}/webhook`, { key: KEY })).url.replace(/^https?:\/\/[^/]+/, front.webhook);
+      await load({ url: url2, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"prompt":"hi"}', connections: CONNECTIONS, amount: BACKLOG });
+      const backlog = await countTasks(front, agent2, 'pending');
+      since = Date.now();
+      const [w1, w2] = await Promise.all([startService({ ...env, AGENTRY_ROLES: 'worker' }), startService({ ...env, AGENTRY_ROLES: 'worker' })]);
+      const rate2 = await drain(front, agent2, backlog, since);
+      rows.push({ scenario: '5. tasks completed per second, 2 workers', db, result: { rps: rate2, p50: NaN, p99: NaN, errors: 0, non2xx: 0, requests: backlog }, note: `${backlog} tasks` });
+      await Promise.all([w1.stop(), w2.stop()]);
+    }
+    await front.stop();
+  } finally {
+    await pg?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const bare = await startChild('bare');
+  const llm = await startChild('instant-llm');
+  const dbs = (process.env.BENCH_DBS ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[];
+  try {
+    for (const db of dbs) await runOn(db, bare, llm);
+    const llmCeiling = await load({
+      url: `${llm.url}/chat/completions`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer x' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+      connections: CONNECTIONS,
+      durationSec: DURATION / 2,
+    });
+    extras.push(`- the instant LLM alone (the ceiling for tasks per second: one LLM call per task): ${fmt(llmCeiling)}`);
+  } finally {
+    bare.proc.kill();
+    llm.proc.kill();
+  }
+  const lines = [
+    `Run ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION} s per scenario.`,
+    '',
+    '| scenario | db | Agentry | bare node:http (ceiling) | ratio | errors | peak RSS |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map((r) => {
+      const ours = Number.isNaN(r.result.p50) ? `${r.result.rps.toFixed(1)} tasks/s (${r.note})` : fmt(r.result);
+      const ceil = r.ceiling ? fmt(r.ceiling) : '—';
+      const ratio = r.ceiling ? `${((100 * r.result.rps) / r.ceiling.rps).toFixed(0)}%` : '—';
+      return `| ${r.scenario} | ${r.db} | ${ours} | ${ceil} | ${ratio} | ${r.result.errors + r.result.non2xx} | ${r.peakMb ? r.peakMb.toFixed(0) + ' MB' : '—'} |`;
+    }),
+    '',
+    ...extras,
+  ];
+  const report = lines.join('\n');
+  process.stdout.write(report + '\n');
+  mkdirSync(new URL('results/', import.meta.url), { recursive: true });
+  writeFileSync(new URL('results/latest.md', import.meta.url), report + '\n');
+}
+
+await main();
