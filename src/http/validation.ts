@@ -81,10 +81,12 @@ export function zodIssuesToDetail(issues: readonly z.core.$ZodIssue[], prefix: (
         const disc = (issue as { discriminator?: string }).discriminator;
         if (disc) {
           const tag = input && typeof input === 'object' ? (input as Record<string, unknown>)[disc] : undefined;
-          if (tag === undefined) out.push({ loc: [...loc, disc], msg: 'Field required', type: 'missing' });
+          // zod 4.6 already ends the path with the discriminator; older releases did not.
+          const discLoc = loc[loc.length - 1] === disc ? loc : [...loc, disc];
+          if (tag === undefined) out.push({ loc: discLoc, msg: 'Field required', type: 'missing' });
           else
             out.push({
-              loc: [...loc, disc],
+              loc: discLoc,
               msg: `Input tag ${quote(tag)} found using '${disc}' does not match any of the expected tags`,
               type: 'union_tag_invalid',
               input: tag,

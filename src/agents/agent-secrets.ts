@@ -1,0 +1,79 @@
+import { REDACTED, type SecretBox } from '../lib/secret-box.js';
+
+/**
+ * Write-only values inside an agent configuration (CONTRACT section 0): stored sealed as `{"$sealed": "v1:..."}`,
+ * shown as "********", revealed only for the runtime (AgentsService.getRunnable).
+ *
+ * Sealed: `llm_credentials.value`, and every string under a credential-like key (api_key, client_secret, password,
+ * token, ...) anywhere inside `tools` entries, `graph` items and `connectivity_details`: the tool-kind resolvers can
+ * put an inline MCP server's key into graph settings without sealing it themselves.
+ * Writing "********" back (a configuration read and sent again) keeps the stored value.
+ */
+
+const SECRET_KEYS: ReadonlySet<string> = new Set([
+  'api_key',
+  'apikey',
+  'client_secret',
+  'password',
+  'token',
+  'access_token',
+  'refresh_token',
+  'secret',
+  'bearer_token',
+]);
+
+const ROOTS = ['tools', 'graph', 'connectivity_details'] as const;
+
+interface Sealed {
+  $sealed: string;
+}
+
+export function isSealed(v: unknown): v is Sealed {
+  return !!v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Sealed).$sealed === 'string' && Object.keys(v).length === 1;
+}
+
+type Json = Record<string, unknown>;
+
+function sealDeep(value: unknown, prev: unknown, box: SecretBox, keys: ReadonlySet<string>): unknown {
+  if (Array.isArray(value)) return value.map((v, i) => sealDeep(v, Array.isArray(prev) ? prev[i] : undefined, box, keys));
+  if (!value || typeof value !== 'object' || isSealed(value)) return value;
+  const out: Json = {};
+  const p = prev && typeof prev === 'object' && !Array.isArray(prev) ? (prev as Json) : undefined;
+  for (const [k, v] of Object.entries(value as Json)) {
+    if (keys.has(k.toLowerCase()) && typeof v === 'string') {
+      out[k] = v === REDACTED && isSealed(p?.[k]) ? p![k] : { $sealed: box.seal(v) };
+    } else out[k] = sealDeep(v, p?.[k], box, keys);
+  }
+  return out;
+}
+
+function mapSealed(value: unknown, fn: (s: Sealed) => unknown): unknown {
+  if (isSealed(value)) return fn(value);
+  if (Array.isArray(value)) return value.map((v) => mapSealed(v, fn));
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, mapSealed(v, fn)]));
+}
+
+/** Seals plain secrets of `config` (values already sealed stay); `previous` is the stored config being edited. */
+export function sealSecrets<T extends Json>(config: T, box: SecretBox, previous?: Json): T {
+  const out: Json = { ...config };
+  for (const root of ROOTS) if (root in out) out[root] = sealDeep(out[root], previous?.[root], box, SECRET_KEYS);
+  if (out.llm_credentials) out.llm_credentials = sealDeep(out.llm_credentials, previous?.llm_credentials, box, new Set(['value']));
+  return out as T;
+}
+
+/** For responses: every sealed value becomes "********". */
+export function redactSecrets<T extends Json>(stored: T): T {
+  return mapSealed(stored, () => REDACTED) as T;
+}
+
+/** For the runtime only: every sealed value opened (null when it cannot be opened, e.g. a different master key). */
+export function revealSecrets<T extends Json>(stored: T, box: SecretBox): T {
+  return mapSealed(stored, (s) => {
+    try {
+      return box.open(s.$sealed);
+    } catch {
+      return null;
+    }
+  }) as T;
+}

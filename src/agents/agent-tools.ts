@@ -1,0 +1,189 @@
+import { AppError } from '../errors.js';
+import { newId } from '../lib/ids.js';
+import type { AttachedConnector, GraphItem, ResolvedToolEntry } from '../tools/tool-kinds.js';
+import { CUSTOM_FUNCTIONS_CONNECTOR_ALIASES, CUSTOM_FUNCTIONS_CONNECTOR_ID, type ToolEntry } from './agent.schemas.js';
+import type { ToolResolverRegistry } from './tool-resolvers/index.js';
+
+/** Knowledge bases attached to an agent must exist; provided by the knowledge-base domain (issue 7). */
+export interface KnowledgeBaseLookup {
+  exists(organizationId: string, knowledgeBaseId: string): Promise<boolean>;
+}
+
+type Loc = (string | number)[];
+
+export interface ToolsInput {
+  /** `tools` entries of this request: resolved and merged on top. */
+  tools: ToolEntry[];
+  /** `attached_tools` given in this request (validated, graph items created for them); undefined: keep `baseAttached`. */
+  explicitAttached?: AttachedConnector[];
+  baseAttached: AttachedConnector[];
+  graph: GraphItem[];
+  /** Check the `agent` items of `graph` (it was given in this request). */
+  validateGraph: boolean;
+  knowledgeBases: { id: string }[];
+}
+
+/**
+ * Spec 2.3-2.4: validates every reference against the organization and produces the final `attached_tools` and
+ * `graph`. Order: explicit attached_tools (each routed through its resolver), explicit graph, then `tools` merged on top.
+ */
+export class AgentToolsResolver {
+  private kbLookup?: KnowledgeBaseLookup;
+
+  constructor(private readonly registry: ToolResolverRegistry) {}
+
+  useKnowledgeBaseLookup(lookup: KnowledgeBaseLookup): void {
+    this.kbLookup = lookup;
+  }
+
+  async resolveEntry(organizationId: string, entry: ToolEntry, loc: Loc, selfId?: string): Promise<ResolvedToolEntry> {
+    if (entry.type === 'agent' && selfId && entry.agent_id === selfId) {
+      throw AppError.invalid([...loc, 'agent_id'], 'an agent cannot be its own sub-agent');
+    }
+    const resolver = this.registry[entry.type];
+    if (!resolver) throw AppError.invalid(loc, `tool type '${entry.type}' is not available`);
+    return resolver.resolve(organizationId, entry as unknown as Record<string, unknown>, loc);
+  }
+
+  async resolve(organizationId: string, input: ToolsInput, loc: Loc, selfId?: string): Promise<{ attached_tools: AttachedConnector[]; graph: GraphItem[] }> {
+    let attached = input.baseAttached.map((c) => ({ id: c.id, operation_ids: [...c.operation_ids] }));
+    let graph = input.graph.map((g) => ({ ...g }));
+
+    if (input.validateGraph) {
+      for (const [i, g] of graph.entries()) {
+        if (g.type !== 'agent') continue;
+        await this.resolveEntry(organizationId, { type: 'agent', agent_id: g.item_id }, [...loc, 'graph', i], selfId).catch((e) => {
+          // Name the graph item's field, not the tool entry's.
+          if (e instanceof AppError && e.issues) e.issues[0].loc = [...loc, 'graph', i, 'item_id'];
+          throw e;
+        });
+      }
+    }
+
+    if (input.explicitAttached) {
+      attached = [];
+      for (const [i, conn] of input.explicitAttached.entries()) {
+        const resolved = await this.resolveAttached(organizationId, conn, [...loc, 'attached_tools', i]);
+        for (const r of resolved) {
+          if (r.attached) attached = mergeAttached(attached, r.attached);
+          // Graph items are created for attached tools only where the graph has none for them.
+          graph = mergeGraph(graph, r.graph, false);
+        }
+        if (resolved.every((r) => !r.attached)) attached = mergeAttached(attached, normalizeConnector(conn));
+      }
+    }
+
+    for (const [i, entry] of input.tools.entries()) {
+      const r = await this.resolveEntry(organizationId, entry, [...loc, 'tools', i], selfId);
+      if (r.attached) attached = mergeAttached(attached, r.attached);
+      graph = mergeGraph(graph, r.graph, true);
+    }
+
+    for (const [i, kb] of input.knowledgeBases.entries()) {
+      const found = this.kbLookup ? await this.kbLookup.exists(organizationId, kb.id) : false;
+      if (!found) throw AppError.invalid([...loc, 'knowledge_bases', i, 'id'], `knowledge base '${kb.id}' not found`);
+    }
+
+    return { attached_tools: attached, graph: graph.map((g) => ({ ...g, id: g.id ?? newId() })) };
+  }
+
+  private async resolveAttached(organizationId: string, conn: AttachedConnector, loc: Loc): Promise<ResolvedToolEntry[]> {
+    if (CUSTOM_FUNCTIONS_CONNECTOR_ALIASES.has(conn.id)) {
+      const out: ResolvedToolEntry[] = [];
+      for (const [j, fn] of conn.operation_ids.entries()) {
+        out.push(await this.resolveEntry(organizationId, { type: 'custom_function', custom_function_id: fn }, [...loc, 'operation_ids', j]));
+      }
+      return out;
+    }
+    return [await this.resolveEntry(organizationId, { type: 'action', connection_id: conn.id, operation_ids: conn.operation_ids }, loc)];
+  }
+}
+
+function normalizeConnector(c: AttachedConnector): AttachedConnector {
+  return { id: CUSTOM_FUNCTIONS_CONNECTOR_ALIASES.has(c.id) ? CUSTOM_FUNCTIONS_CONNECTOR_ID : c.id, operation_ids: [...c.operation_ids] };
+}
+
+export function mergeAttached(list: AttachedConnector[], add: AttachedConnector): AttachedConnector[] {
+  const c = normalizeConnector(add);
+  const i = list.findIndex((x) => x.id === c.id);
+  if (i < 0) return [...list, c];
+  const out = [...list];
+  out[i] = { id: c.id, operation_ids: [...new Set([...list[i].operation_ids, ...c.operation_ids])] };
+  return out;
+}
+
+const sameItem = (a: GraphItem, b: GraphItem) => a.type === b.type && a.item_id === b.item_id && (a.sub_type ?? null) === (b.sub_type ?? null);
+
+/** `onTop`: a resolved item replaces an existing one for the same thing (keeping its id); otherwise it is only added when absent. */
+export function mergeGraph(list: GraphItem[], add: GraphItem[], onTop: boolean): GraphItem[] {
+  const out = [...list];
+  for (const item of add) {
+    const normalized: GraphItem = { id: item.id ?? null, item_id: item.item_id, name: item.name ?? null, type: item.type, sub_type: item.sub_type ?? null, targets: item.targets ?? [], settings: item.settings ?? null, is_first: item.is_first ?? false };
+    const i = out.findIndex((g) => sameItem(g, normalized));
+    if (i < 0) out.push(normalized);
+    else if (onTop) out[i] = { ...normalized, id: normalized.id ?? out[i].id ?? null };
+  }
+  return out;
+}
+
+export interface ToolSet {
+  tools: ToolEntry[];
+  attached_tools: AttachedConnector[];
+  graph: GraphItem[];
+  skills: Record<string, unknown>[];
+}
+
+const ENTRY_REFS = ['connection_id', 'custom_function_id', 'mcp_id', 'agent_id', 'workflow_id', 'skill_name'] as const;
+
+/**
+ * `DELETE /v1/agents/{id}/tools/{tool_id}`: `tool_id` may be a graph item's id or item_id, a connection id, an
+ * operation id, a custom function id, an agent id, an MCP registry id or a skill name. Everything that refers to it
+ * goes: graph items, the attached connector or operation, the `tools` entries and skills naming it.
+ */
+export function removeTool(set: ToolSet, toolId: string): { set: ToolSet; removed: boolean } {
+  let removed = false;
+  const connector = set.attached_tools.find((c) => c.id === toolId);
+  const goneOps = new Set(connector?.operation_ids ?? []);
+  goneOps.add(toolId);
+
+  const attached: AttachedConnector[] = [];
+  for (const c of set.attached_tools) {
+    if (c.id === toolId) {
+      removed = true;
+    } else if (c.operation_ids.includes(toolId)) {
+      removed = true;
+      const ops = c.operation_ids.filter((o) => o !== toolId);
+      if (ops.length) attached.push({ id: c.id, operation_ids: ops });
+    } else attached.push(c);
+  }
+
+  const graph = set.graph.filter((g) => {
+    const settings = (g.settings ?? {}) as Record<string, unknown>;
+    const hit = g.id === toolId || g.item_id === toolId || (g.type === 'tool' && goneOps.has(g.item_id) && !!connector) || settings.connection_id === toolId || settings.mcp_id === toolId;
+    if (hit) removed = true;
+    return !hit;
+  });
+
+  const tools: ToolEntry[] = [];
+  for (const e of set.tools) {
+    const rec = e as unknown as Record<string, unknown>;
+    if (ENTRY_REFS.some((k) => rec[k] === toolId)) {
+      removed = true;
+      continue;
+    }
+    if (e.type === 'action' && e.operation_ids.includes(toolId)) {
+      removed = true;
+      const ops = e.operation_ids.filter((o) => o !== toolId);
+      if (ops.length) tools.push({ ...e, operation_ids: ops });
+      continue;
+    }
+    tools.push(e);
+  }
+
+  const skills = set.skills.filter((s) => {
+    const hit = s.name === toolId || s.skill_name === toolId || s.id === toolId;
+    if (hit) removed = true;
+    return !hit;
+  });
+  return { set: { tools, attached_tools: attached, graph, skills }, removed };
+}

@@ -1,0 +1,209 @@
+import type { Db } from '../db/database.js';
+import { parseJson } from '../db/database.js';
+import type { AgentConfig } from './agent.schemas.js';
+
+export interface AgentRow {
+  id: string;
+  organizationId: string;
+  name: string;
+  uniqueName: string;
+  status: string;
+  currentVersion: number;
+  /** The published configuration (secrets sealed). */
+  config: AgentConfig;
+  /** The staged edit, or null. */
+  draft: AgentConfig | null;
+  createdBy: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface AgentVersionRow {
+  version: number;
+  config: AgentConfig;
+  createdAt: number;
+}
+
+type Raw = {
+  id: string;
+  organization_id: string;
+  name: string;
+  unique_name: string;
+  status: string;
+  current_version: number;
+  config: string;
+  draft: string | null;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+};
+
+function toRow(r: Raw): AgentRow {
+  return {
+    id: r.id,
+    organizationId: r.organization_id,
+    name: r.name,
+    uniqueName: r.unique_name,
+    status: r.status,
+    currentVersion: Number(r.current_version),
+    config: parseJson<AgentConfig>(r.config, {} as AgentConfig),
+    draft: r.draft ? parseJson<AgentConfig>(r.draft, {} as AgentConfig) : null,
+    createdBy: r.created_by,
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+const COLUMNS = ['id', 'organization_id', 'name', 'unique_name', 'status', 'current_version', 'config', 'draft', 'created_by', 'created_at', 'updated_at'] as const;
+
+/** SQL for agents and their immutable versions. Every query filters by organization and skips deleted agents. */
+export class AgentsRepository {
+  constructor(private readonly db: Db) {}
+
+  private live(organizationId: string) {
+    return this.db.kysely.selectFrom('agents').where('organization_id', '=', organizationId).where('deleted_at', 'is', null);
+  }
+
+  /** Inserts the agent and its first published version together. */
+  async insert(row: Omit<AgentRow, 'draft' | 'updatedAt'>): Promise<void> {
+    const config = JSON.stringify(row.config);
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('agents')
+        .values({
+          id: row.id,
+          organization_id: row.organizationId,
+          name: row.name,
+          unique_name: row.uniqueName,
+          status: row.status,
+          current_version: row.currentVersion,
+          config,
+          draft: null,
+          created_by: row.createdBy,
+          created_at: row.createdAt,
+          updated_at: row.createdAt,
+          deleted_at: null,
+        })
+        .execute();
+      await trx
+        .insertInto('agent_versions')
+        .values({ agent_id: row.id, organization_id: row.organizationId, version: row.currentVersion, config, created_at: row.createdAt })
+        .execute();
+    });
+  }
+
+  async find(organizationId: string, id: string): Promise<AgentRow | undefined> {
+    const r = await this.live(organizationId).select(COLUMNS).where('id', '=', id).executeTakeFirst();
+    return r && toRow(r as Raw);
+  }
+
+  async exists(organizationId: string, id: string): Promise<boolean> {
+    return !!(await this.live(organizationId).select('id').where('id', '=', id).executeTakeFirst());
+  }
+
+  async findName(organizationId: string, id: string): Promise<string | undefined> {
+    return (await this.live(organizationId).select('name').where('id', '=', id).executeTakeFirst())?.name;
+  }
+
+  async nameTaken(organizationId: string, name: string, exceptId?: string): Promise<boolean> {
+    let q = this.live(organizationId).select('id').where('name', '=', name);
+    if (exceptId) q = q.where('id', '!=', exceptId);
+    return !!(await q.executeTakeFirst());
+  }
+
+  async uniqueNameTaken(organizationId: string, uniqueName: string): Promise<boolean> {
+    const r = await this.db.kysely
+      .selectFrom('agents')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .where('unique_name', '=', uniqueName)
+      .executeTakeFirst();
+    return !!r;
+  }
+
+  async list(organizationId: string, offset: number, limit: number): Promise<{ rows: AgentRow[]; total: number }> {
+    const [rows, count] = await Promise.all([
+      this.live(organizationId).select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
+      this.live(organizationId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
+    ]);
+    return { rows: rows.map((r) => toRow(r as Raw)), total: Number(count?.n ?? 0) };
+  }
+
+  async saveDraft(organizationId: string, id: string, draft: AgentConfig, now: number, status?: string): Promise<void> {
+    await this.db.kysely
+      .updateTable('agents')
+      .set({ draft: JSON.stringify(draft), name: draft.name, updated_at: now, ...(status ? { status } : {}) })
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .execute();
+  }
+
+  /**
+   * Publishes `config` as version `fromVersion + 1` and clears the draft. Returns false when another deployment got
+   * there first (the version moved), so two concurrent deploys never produce the same version number.
+   */
+  async publish(organizationId: string, id: string, fromVersion: number, config: AgentConfig, now: number, status?: string): Promise<boolean> {
+    const text = JSON.stringify(config);
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('agents')
+        .set({ config: text, draft: null, name: config.name, current_version: fromVersion + 1, updated_at: now, ...(status ? { status } : {}) })
+        .where('organization_id', '=', organizationId)
+        .where('id', '=', id)
+        .where('current_version', '=', fromVersion)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) !== 1) return false;
+      await trx
+        .insertInto('agent_versions')
+        .values({ agent_id: id, organization_id: organizationId, version: fromVersion + 1, config: text, created_at: now })
+        .execute();
+      return true;
+    });
+  }
+
+  async setStatus(organizationId: string, id: string, status: string, now: number): Promise<void> {
+    await this.db.kysely
+      .updateTable('agents')
+      .set({ status, updated_at: now })
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .execute();
+  }
+
+  async softDelete(organizationId: string, id: string, now: number): Promise<boolean> {
+    const r = await this.db.kysely
+      .updateTable('agents')
+      .set({ deleted_at: now, updated_at: now })
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async listVersions(organizationId: string, id: string, offset: number, limit: number): Promise<{ rows: AgentVersionRow[]; total: number }> {
+    const base = this.db.kysely.selectFrom('agent_versions').where('organization_id', '=', organizationId).where('agent_id', '=', id);
+    const [rows, count] = await Promise.all([
+      base.select(['version', 'config', 'created_at']).orderBy('version', 'desc').offset(offset).limit(limit).execute(),
+      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
+    ]);
+    return {
+      rows: rows.map((r) => ({ version: Number(r.version), config: parseJson<AgentConfig>(r.config, {} as AgentConfig), createdAt: Number(r.created_at) })),
+      total: Number(count?.n ?? 0),
+    };
+  }
+
+  async findVersion(organizationId: string, id: string, version: number): Promise<AgentVersionRow | undefined> {
+    const r = await this.db.kysely
+      .selectFrom('agent_versions')
+      .select(['version', 'config', 'created_at'])
+      .where('organization_id', '=', organizationId)
+      .where('agent_id', '=', id)
+      .where('version', '=', version)
+      .executeTakeFirst();
+    return r && { version: Number(r.version), config: parseJson<AgentConfig>(r.config, {} as AgentConfig), createdAt: Number(r.created_at) };
+  }
+}

@@ -1,0 +1,298 @@
+import type { Principal } from '../auth/principal.js';
+import { isUniqueViolation } from '../db/database.js';
+import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import type { SecretBox } from '../lib/secret-box.js';
+import type { PublicUrls } from '../lib/urls.js';
+import { resolveModel, type LLMModelProvider } from '../llm/model-catalog.js';
+import { pageOf, type Page } from '../http/router.js';
+import type { AgentConfig, CreateAgentInput, PatchAgentInput, ToolEntry } from './agent.schemas.js';
+import { presentAgent, presentAgentSummary, presentVersionSummary, type AgentView } from './agent.presenter.js';
+import { redactSecrets, revealSecrets, sealSecrets } from './agent-secrets.js';
+import { AgentToolsResolver, mergeAttached, mergeGraph, removeTool, type KnowledgeBaseLookup } from './agent-tools.js';
+import type { AgentRow, AgentsRepository } from './agents.repository.js';
+import type { ToolResolverRegistry } from './tool-resolvers/index.js';
+import { randomUniqueName } from './unique-name.js';
+
+/** What the runtime runs (the tasks domain's RunnableAgent port): one version's full configuration, secrets revealed. */
+export interface RunnableAgent {
+  id: string;
+  organization_id: string;
+  status: string;
+  version: number | 'draft';
+  config: AgentView;
+}
+
+export interface AgentToolsView {
+  tools: unknown[];
+  attached_tools: unknown[];
+  graph: unknown[];
+}
+
+const DEFAULT_PROVIDER: LLMModelProvider = 'anthropic';
+/** A created agent is returned with version 2 (spec 2.1, 9.3). */
+const FIRST_VERSION = 2;
+
+const duplicateName = () => AppError.invalid(['body', 'name'], 'an agent with this name already exists in the organization');
+
+export class AgentsService {
+  private readonly tools: AgentToolsResolver;
+
+  constructor(
+    private readonly repo: AgentsRepository,
+    private readonly clock: Clock,
+    private readonly urls: PublicUrls,
+    private readonly secretBox: SecretBox,
+    toolResolvers: ToolResolverRegistry,
+  ) {
+    this.tools = new AgentToolsResolver(toolResolvers);
+  }
+
+  /** Knowledge bases attached to agents are checked through this lookup; without one every id is unknown. */
+  useKnowledgeBaseLookup(lookup: KnowledgeBaseLookup): void {
+    this.tools.useKnowledgeBaseLookup(lookup);
+  }
+
+  async create(principal: Principal, input: CreateAgentInput): Promise<AgentView> {
+    const org = principal.organizationId;
+    if (await this.repo.nameTaken(org, input.name)) throw duplicateName();
+    const provider = input.model_provider ?? DEFAULT_PROVIDER;
+    const config: AgentConfig = {
+      ...input,
+      model_provider: provider,
+      model_name: resolveModel(provider, input.model_name),
+      created_by: input.created_by ?? principal.subject,
+    };
+    checkConsistency(config);
+    const resolved = await this.tools.resolve(
+      org,
+      { tools: input.tools, explicitAttached: input.attached_tools, baseAttached: [], graph: input.graph, validateGraph: true, knowledgeBases: input.knowledge_bases },
+      ['body'],
+    );
+    const stored = sealSecrets({ ...config, ...resolved }, this.secretBox);
+    const now = this.clock.now();
+    const id = newId();
+    for (let attempt = 0; ; attempt++) {
+      const uniqueName = await this.pickUniqueName(org);
+      try {
+        await this.repo.insert({ id, organizationId: org, name: stored.name, uniqueName, status: 'ACTIVE', currentVersion: FIRST_VERSION, config: stored, createdBy: stored.created_by, createdAt: now });
+        break;
+      } catch (e) {
+        if (!isUniqueViolation(e)) throw e;
+        if (!/unique_name/.test(String((e as Error).message)) || attempt >= 5) throw duplicateName();
+      }
+    }
+    return this.get(org, id);
+  }
+
+  async get(organizationId: string, id: string): Promise<AgentView> {
+    return this.view(await this.load(organizationId, id));
+  }
+
+  async list(organizationId: string, page: number, perPage: number): Promise<Page<ReturnType<typeof presentAgentSummary>>> {
+    const { rows, total } = await this.repo.list(organizationId, (page - 1) * perPage, perPage);
+    return pageOf(rows.map((r) => presentAgentSummary(r, r.draft ?? r.config, r.draft !== null)), total, page, perPage);
+  }
+
+  async listFull(organizationId: string, page: number, perPage: number): Promise<Page<AgentView>> {
+    const { rows, total } = await this.repo.list(organizationId, (page - 1) * perPage, perPage);
+    return pageOf(rows.map((r) => this.view(r)), total, page, perPage);
+  }
+
+  /**
+   * PATCH: with `deploy` or with staging off (`should_stage_before_publish` of the resulting configuration) the change
+   * is published at once as a new version; otherwise it goes to the draft. `status` applies at once either way.
+   */
+  async update(principal: Principal, id: string, patch: PatchAgentInput, opts: { deploy: boolean }): Promise<AgentView> {
+    const org = principal.organizationId;
+    const row = await this.load(org, id);
+    const { status, ...fields } = patch;
+    if (Object.keys(fields).length === 0 && !opts.deploy) {
+      if (status && status !== row.status) await this.repo.setStatus(org, id, status, this.clock.now());
+      return this.get(org, id);
+    }
+    const base = row.draft ?? row.config;
+    if (fields.name !== undefined && fields.name !== base.name && (await this.repo.nameTaken(org, fields.name, id))) throw duplicateName();
+    const merged = applyPatch(base, fields);
+    if ('model_provider' in fields || 'model_name' in fields) {
+      const provider = merged.model_provider ?? DEFAULT_PROVIDER;
+      const providerChanged = provider !== base.model_provider;
+      const requested = 'model_name' in fields ? fields.model_name : providerChanged ? null : base.model_name;
+      merged.model_provider = provider;
+      merged.model_name = resolveModel(provider, requested);
+    }
+    checkConsistency(merged);
+    if (fields.tools || fields.attached_tools || fields.graph || fields.knowledge_bases) {
+      const resolved = await this.tools.resolve(
+        org,
+        {
+          tools: fields.tools ?? [],
+          explicitAttached: fields.attached_tools,
+          baseAttached: merged.attached_tools,
+          graph: merged.graph,
+          validateGraph: fields.graph !== undefined,
+          knowledgeBases: fields.knowledge_bases ?? [],
+        },
+        ['body'],
+        id,
+      );
+      merged.attached_tools = resolved.attached_tools;
+      merged.graph = resolved.graph;
+    }
+    const stored = sealSecrets(merged, this.secretBox, base as unknown as Record<string, unknown>);
+    await this.persist(row, stored, opts.deploy || !stored.should_stage_before_publish, status);
+    return this.get(org, id);
+  }
+
+  /** `PUT /v1/agents/{id}`: publishes the draft (or the current configuration again) as version + 1. */
+  async deploy(organizationId: string, id: string): Promise<AgentView> {
+    const row = await this.load(organizationId, id);
+    await this.persist(row, row.draft ?? row.config, true);
+    return this.get(organizationId, id);
+  }
+
+  async delete(organizationId: string, id: string): Promise<{ id: string; deleted: true }> {
+    const row = await this.load(organizationId, id);
+    if (row.config.deletable === false || row.draft?.deletable === false) throw new AppError('conflict', 'Agent is not deletable');
+    if (!(await this.repo.softDelete(organizationId, id, this.clock.now()))) throw AppError.notFound('Agent');
+    return { id, deleted: true };
+  }
+
+  async listVersions(organizationId: string, id: string, page: number, perPage: number) {
+    const row = await this.load(organizationId, id);
+    const { rows, total } = await this.repo.listVersions(organizationId, id, (page - 1) * perPage, perPage);
+    return pageOf(rows.map((v) => presentVersionSummary(row, v)), total, page, perPage);
+  }
+
+  async getVersion(organizationId: string, id: string, version: number): Promise<AgentView> {
+    const row = await this.load(organizationId, id);
+    const v = await this.repo.findVersion(organizationId, id, version);
+    if (!v) throw AppError.notFound('Agent version');
+    return presentAgent(row, v.config, { version: v.version, hasPendingChanges: false, isLatest: v.version === row.currentVersion }, this.urls.webhook);
+  }
+
+  /**
+   * For the runtime: the published current version by default, a published version by number, or the draft
+   * ('draft'; the published version when there is no draft). Secrets are revealed: never present the result.
+   */
+  async getRunnable(organizationId: string, id: string, version?: number | 'draft'): Promise<RunnableAgent> {
+    const row = await this.load(organizationId, id);
+    let config = row.config;
+    let v: number | 'draft' = row.currentVersion;
+    if (version === 'draft' && row.draft) {
+      config = row.draft;
+      v = 'draft';
+    } else if (typeof version === 'number' && version !== row.currentVersion) {
+      const found = await this.repo.findVersion(organizationId, id, version);
+      if (!found) throw AppError.notFound('Agent version');
+      config = found.config;
+      v = found.version;
+    }
+    const revealed = revealSecrets(config as unknown as Record<string, unknown>, this.secretBox) as unknown as AgentConfig;
+    const view = presentAgent(row, revealed, { version: typeof v === 'number' ? v : row.currentVersion, hasPendingChanges: row.draft !== null, isLatest: v === row.currentVersion }, this.urls.webhook, true);
+    view.version = v;
+    return { id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: view };
+  }
+
+  exists(organizationId: string, id: string): Promise<boolean> {
+    return this.repo.exists(organizationId, id);
+  }
+
+  /** The webhook receiver's port: status and developer access of the published version. */
+  async find(organizationId: string, id: string): Promise<{ id: string; status: string; developerAccess: boolean } | undefined> {
+    const row = await this.repo.find(organizationId, id);
+    return row && { id: row.id, status: row.status, developerAccess: row.config.developer_access !== false };
+  }
+
+  // ---- tools of one agent (the working copy: the draft when there is one)
+
+  async getTools(organizationId: string, id: string): Promise<AgentToolsView> {
+    return toolsView(await this.load(organizationId, id));
+  }
+
+  async attachTool(organizationId: string, id: string, entry: ToolEntry, opts: { deploy: boolean }): Promise<AgentToolsView> {
+    const row = await this.load(organizationId, id);
+    const resolved = await this.tools.resolveEntry(organizationId, entry, ['body'], id);
+    const base = row.draft ?? row.config;
+    const next: AgentConfig = {
+      ...base,
+      tools: [...base.tools, entry],
+      attached_tools: resolved.attached ? mergeAttached(base.attached_tools, resolved.attached) : base.attached_tools,
+      graph: mergeGraph(base.graph, resolved.graph, true).map((g) => ({ ...g, id: g.id ?? newId() })),
+    };
+    await this.persist(row, sealSecrets(next, this.secretBox, base as unknown as Record<string, unknown>), opts.deploy);
+    return this.getTools(organizationId, id);
+  }
+
+  async detachTool(organizationId: string, id: string, toolId: string, opts: { deploy: boolean }): Promise<AgentToolsView> {
+    const row = await this.load(organizationId, id);
+    const base = row.draft ?? row.config;
+    const { set, removed } = removeTool({ tools: base.tools, attached_tools: base.attached_tools, graph: base.graph, skills: base.skills }, toolId);
+    if (!removed) throw AppError.notFound('Tool');
+    await this.persist(row, { ...base, ...set } as AgentConfig, opts.deploy);
+    return this.getTools(organizationId, id);
+  }
+
+  // ---- internals
+
+  private async load(organizationId: string, id: string): Promise<AgentRow> {
+    const row = await this.repo.find(organizationId, id);
+    if (!row) throw AppError.notFound('Agent');
+    return row;
+  }
+
+  private view(row: AgentRow): AgentView {
+    const draft = row.draft !== null;
+    return presentAgent(row, row.draft ?? row.config, { version: row.currentVersion, hasPendingChanges: draft, isLatest: !draft }, this.urls.webhook);
+  }
+
+  private async persist(row: AgentRow, config: AgentConfig, publish: boolean, status?: string): Promise<void> {
+    const now = this.clock.now();
+    const st = status && status !== row.status ? status : undefined;
+    try {
+      if (!publish) return await this.repo.saveDraft(row.organizationId, row.id, config, now, st);
+      if (!(await this.repo.publish(row.organizationId, row.id, row.currentVersion, config, now, st))) {
+        throw new AppError('conflict', 'Agent was changed by another request; retry');
+      }
+    } catch (e) {
+      if (isUniqueViolation(e)) throw duplicateName();
+      throw e;
+    }
+  }
+
+  private async pickUniqueName(organizationId: string): Promise<string> {
+    for (let attempt = 0; attempt < 60; attempt++) {
+      const name = randomUniqueName(attempt);
+      if (!(await this.repo.uniqueNameTaken(organizationId, name))) return name;
+    }
+    return randomUniqueName(60);
+  }
+}
+
+function toolsView(row: AgentRow): AgentToolsView {
+  const cfg = redactSecrets((row.draft ?? row.config) as unknown as Record<string, unknown>) as unknown as AgentConfig;
+  return { tools: cfg.tools, attached_tools: cfg.attached_tools, graph: cfg.graph };
+}
+
+/** `agno_settings` (and its `tool_calls_compression`) and `instructions` merge key by key; other fields replace. */
+function applyPatch(base: AgentConfig, fields: Omit<PatchAgentInput, 'status'>): AgentConfig {
+  const out = { ...base } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    if (k === 'agno_settings') {
+      const p = v as Record<string, unknown>;
+      const tcc = p.tool_calls_compression ? { ...base.agno_settings.tool_calls_compression, ...(p.tool_calls_compression as object) } : base.agno_settings.tool_calls_compression;
+      out[k] = { ...base.agno_settings, ...p, tool_calls_compression: tcc };
+    } else if (k === 'instructions') out[k] = { ...base.instructions, ...(v as object) };
+    else out[k] = v;
+  }
+  return out as AgentConfig;
+}
+
+/** Rules across fields, checked on the resulting configuration (create and PATCH alike). */
+function checkConsistency(cfg: AgentConfig): void {
+  if (cfg.use_oidc_pre_auth_token_for_llm && !cfg.use_oidc_pre_auth) {
+    throw AppError.invalid(['body', 'use_oidc_pre_auth_token_for_llm'], 'use_oidc_pre_auth_token_for_llm requires use_oidc_pre_auth');
+  }
+}

@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DocumentedRoute, Router } from '../src/http/router.js';
+import { createTestApp, TEST_DBS, type TestApp } from './support/harness.js';
+
+/**
+ * The authorization battery (ARCHITECTURE rule 9, CONTRACT section 0): EVERY route registered with `auth` is called
+ * with no credentials (401), a wrong key (403), a wrong bearer token (403), and, when it has path parameters,
+ * with organization B's key on organization A's resources (404, and nothing changes).
+ *
+ * Path parameters come from PARAMS. A route with a parameter missing there FAILS this test: add a row for it.
+ * Rows are keyed by the parameter name, or by the route path up to the parameter when one name serves several
+ * resources (`/v1/custom_functions/:id`). A factory creates the resource in organization A (through the API, with
+ * A's key) and returns the path value; it sees the values of the parameters left of it. Routes whose body or query
+ * must not be empty get a valid one from SAMPLES (keyed by `METHOD url`), so B's call reaches the lookup.
+ */
+
+type Ctx = { t: TestApp; params: Record<string, string> };
+interface ParamRow {
+  make(ctx: Ctx): Promise<string>;
+  /** false: not an organization's resource (a provider name); B's key may use it. */
+  scoped?: boolean;
+}
+
+async function created(ctx: Ctx, url: string, body: unknown): Promise<Record<string, any>> {
+  const r = await ctx.t.req('POST', url, body);
+  if (r.statusCode !== 201 && r.statusCode !== 200 && r.statusCode !== 202) throw new Error(`factory POST ${url} -> ${r.statusCode} ${r.body}`);
+  return r.json();
+}
+
+const PETS = {
+  openapi: '3.0.3',
+  info: { title: 'Pets', version: '1' },
+  servers: [{ url: 'https://api.example.com' }],
+  paths: { '/pets': { get: { operationId: 'listPets', responses: { '200': { description: 'ok' } } } } },
+};
+
+let counter = 0;
+const unique = () => `${Date.now().toString(36)}${++counter}`;
+const agentFor = async (ctx: Ctx) => (await created(ctx, '/v1/agents', { name: `battery-${unique()}` })).id as string;
+
+const PARAMS: Record<string, ParamRow> = {
+  // agents (issue 2)
+  agent_id: { make: agentFor },
+  version: { make: async () => '2' },
+  tool_id: {
+    make: async (ctx) => {
+      const sub = await agentFor(ctx);
+      const r = await ctx.t.req('POST', `/v1/agents/${ctx.params.agent_id}/tools`, { type: 'agent', agent_id: sub });
+      if (r.statusCode !== 201) throw new Error(`attach: ${r.statusCode} ${r.body}`);
+      return sub;
+    },
+  },
+  secret_name: {
+    make: async (ctx) => {
+      const name = `BATTERY_${unique()}`;
+      const r = await ctx.t.req('PUT', `/v1/secrets/${name}`, { value: 'a-value' });
+      if (r.statusCode >= 300) throw new Error(`secret: ${r.statusCode}`);
+      return name;
+    },
+  },
+  provider: { make: async () => 'openai', scoped: false },
+  // Rows for other domains' parameters: their owners keep them in step with their create bodies.
+  '/v1/custom_functions/:id': {
+    make: async (ctx) => (await created(ctx, '/v1/custom_functions', { name: `battery_fn_${unique()}`, code: 'async function run(args) { return args; }' })).id,
+  },
+  '/v1/mcp_servers/:id': { make: async (ctx) => (await created(ctx, '/v1/mcp_servers', { name: `battery-mcp-${unique()}`, url: 'https://mcp.example.com/mcp' })).id },
+  '/v1/skills/:name': {
+    make: async (ctx) => (await created(ctx, '/v1/skills', { name: `battery-skill-${unique()}`, description: 'd', instructions: 'i' })).name,
+  },
+  kb_id: { make: async (ctx) => (await created(ctx, '/v1/knowledge', { name: `battery-kb-${unique()}` })).id },
+  document_id: {
+    make: async (ctx) => {
+      const r = await created(ctx, `/v1/knowledge/${ctx.params.kb_id}/documents`, { document_urls: ['https://example.com/doc.txt'] });
+      const docs = (r.items ?? r.documents ?? r) as { id: string }[];
+      return Array.isArray(docs) ? docs[0].id : (r.id as string);
+    },
+  },
+  task_id: {
+    make: async (ctx) => (await created(ctx, `/v1/agents/${await agentFor(ctx)}/invoke/async`, { input: { text: 'hello' } })).id,
+  },
+  connector_id: { make: async (ctx) => (await created(ctx, '/v1/connectors', { name: `battery-connector-${unique()}`, openapi: PETS })).id },
+  connection_id: {
+    make: async (ctx) => (await created(ctx, `/v1/connectors/${ctx.params.connector_id}/connect`, { name: 'battery', base_url: 'https://api.example.com' })).id,
+  },
+  operation_id: { make: async () => 'listPets' },
+};
+
+interface Sample {
+  body?: unknown;
+  query?: Record<string, string>;
+  /**
+   * For create-or-replace routes, where B's call legitimately creates B's own resource under the same name:
+   * instead of a 404, check that A's resource is untouched.
+   */
+  upsert?: (ctx: Ctx) => Promise<void>;
+}
+
+const SAMPLES: Record<string, Sample> = {
+  'POST /v1/agents/:agent_id/tools': { body: { type: 'workflow', workflow_id: 'w' } },
+  'PUT /v1/secrets/:secret_name': {
+    body: { value: 'from-b' },
+    upsert: async ({ t, params }) => {
+      expect(await t.c.secrets.reveal(t.orgA, params.secret_name)).toBe('a-value');
+      expect(await t.c.secrets.reveal(t.orgB, params.secret_name)).toBe('from-b');
+    },
+  },
+  'POST /v1/agents/:agent_id/invoke': { body: { input: { text: 'hi' } } },
+  'POST /v1/agents/:agent_id/invoke/async': { body: { input: { text: 'hi' } } },
+  'POST /v1/agents/:agent_id/invoke/stream': { body: { input: { text: 'hi' } } },
+  'POST /v1/knowledge/:kb_id/documents': { body: { document_urls: ['https://example.com/doc.txt'] } },
+  'GET /v1/knowledge/:kb_id/search': { query: { search_query: 'x' } },
+  'POST /v1/connectors/:connector_id/connect': { body: { name: 'from-b', base_url: 'https://api.example.com' } },
+};
+
+const paramsOf = (url: string) => [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+const rowKey = (url: string, p: string) => {
+  const prefix = url.slice(0, url.indexOf(`:${p}`) + p.length + 1);
+  return prefix in PARAMS ? prefix : p in PARAMS ? p : undefined;
+};
+
+function sampleFor(route: DocumentedRoute): Sample | undefined {
+  const s = SAMPLES[`${route.method} ${route.url}`] ?? {};
+  const bodyOk = !route.body || s.body !== undefined || route.body.safeParse({}).success;
+  const queryOk = !route.query || s.query !== undefined || route.query.safeParse({}).success;
+  if (!bodyOk || !queryOk) return undefined;
+  return { ...s, body: s.body ?? (route.body ? {} : undefined) };
+}
+
+describe.each(TEST_DBS)('authorization battery (%s)', (kind) => {
+  let t: TestApp;
+  let routes: DocumentedRoute[];
+  beforeAll(async () => {
+    t = await createTestApp(kind);
+    routes = (t.app as unknown as { agentryRouter: Router }).agentryRouter.routes.filter((r) => r.auth);
+  });
+  afterAll(async () => t?.close());
+
+  it('covers every /v1 route', () => {
+    expect(routes.length).toBeGreaterThan(15);
+    const unprotected = (t.app as unknown as { agentryRouter: Router }).agentryRouter.routes.filter((r) => !r.auth && r.url.startsWith('/v1/'));
+    // Public by design: presigned file URLs carry their own signature (CONTRACT section 7).
+    expect(unprotected.map((r) => `${r.method} ${r.url}`)).toEqual(unprotected.filter((r) => r.url.startsWith('/v1/files/')).map((r) => `${r.method} ${r.url}`));
+  });
+
+  it('answers 401 without credentials and 403 with wrong ones, on every route', async () => {
+    const failures: string[] = [];
+    for (const r of routes) {
+      const url = r.url.replace(/:([A-Za-z0-9_]+)/g, '0190f1f0-0000-7000-8000-000000000001');
+      const payload = r.body ? '{}' : undefined;
+      const headers = payload ? { 'content-type': 'application/json' } : {};
+      const none = await t.app.inject({ method: r.method, url, payload, headers });
+      const wrong = await t.app.inject({ method: r.method, url, payload, headers: { ...headers, 'x-api-key': 'agk_' + 'x'.repeat(43) } });
+      const bearer = await t.app.inject({ method: r.method, url, payload, headers: { ...headers, authorization: 'Bearer not.a.jwt' } });
+      if (none.statusCode !== 401 || none.body !== '{"detail":"API key not specified"}') failures.push(`${r.method} ${r.url} no key -> ${none.statusCode} ${none.body}`);
+      if (wrong.statusCode !== 403 || wrong.body !== '{"detail":"Invalid API key"}') failures.push(`${r.method} ${r.url} wrong key -> ${wrong.statusCode} ${wrong.body}`);
+      if (bearer.statusCode !== 403 || bearer.body !== '{"detail":"Invalid API key"}') failures.push(`${r.method} ${r.url} wrong bearer -> ${bearer.statusCode} ${bearer.body}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("answers 404 to organization B on organization A's resources, on every route with path parameters", async () => {
+    const missing = new Set<string>();
+    const failures: string[] = [];
+    const checked: { route: DocumentedRoute; url: string }[] = [];
+    for (const r of routes) {
+      const names = paramsOf(r.url);
+      if (!names.length) continue;
+      const keys = names.map((p) => rowKey(r.url, p));
+      names.forEach((p, i) => keys[i] === undefined && missing.add(`${p} (in ${r.method} ${r.url})`));
+      if (keys.some((k) => k === undefined)) continue;
+      if (keys.every((k) => PARAMS[k!].scoped === false)) continue;
+      const sample = sampleFor(r);
+      if (!sample) {
+        failures.push(`${r.method} ${r.url}: its body or query cannot be empty; add a valid one to SAMPLES`);
+        continue;
+      }
+      // Fresh resources per route: a B call that wrongly succeeded (a delete) cannot hide behind another route.
+      const ctx: Ctx = { t, params: {} };
+      try {
+        for (const [i, p] of names.entries()) ctx.params[p] = await PARAMS[keys[i]!].make(ctx);
+      } catch (e) {
+        failures.push(`${r.method} ${r.url}: factory failed: ${(e as Error).message}`);
+        continue;
+      }
+      const url = r.url.replace(/:([A-Za-z0-9_]+)/g, (_m, p: string) => encodeURIComponent(ctx.params[p])) + (sample.query ? '?' + new URLSearchParams(sample.query) : '');
+      const res = await t.req(r.method, url, sample.body, { 'x-api-key': t.keyB });
+      if (sample.upsert) {
+        if (res.statusCode >= 300) failures.push(`${r.method} ${r.url} as B (create-or-replace) -> ${res.statusCode} ${res.body}`);
+        else await sample.upsert(ctx);
+      } else if (res.statusCode !== 404 || !/^\{"detail":"[A-Za-z ]+ not found"\}$/.test(res.body)) failures.push(`${r.method} ${r.url} as B -> ${res.statusCode} ${res.body}`);
+      checked.push({ route: r, url });
+    }
+    expect([...missing], 'path parameters without a row in PARAMS').toEqual([]);
+    expect(failures).toEqual([]);
+    // The resources exist for A (the 404s were not vacuous) and B's calls changed nothing.
+    for (const { route, url } of checked.filter((c) => c.route.method === 'GET')) {
+      const res = await t.req('GET', url);
+      expect(res.statusCode, `${url} as A`).not.toBe(404);
+    }
+  });
+});
