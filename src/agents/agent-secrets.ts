@@ -6,7 +6,9 @@ import { REDACTED, type SecretBox } from '../lib/secret-box.js';
  *
  * Sealed: `llm_credentials.value`, and every string under a credential-like key (api_key, client_secret, password,
  * token, ...) anywhere inside `tools` entries, `graph` items and `connectivity_details`: the tool-kind resolvers can
- * put an inline MCP server's key into graph settings without sealing it themselves.
+ * put an inline MCP server's key into graph settings without sealing it themselves. In header maps (`headers`,
+ * `custom_headers`, `llm_extra_headers`) the entries whose name carries a credential (Authorization, X-Api-Key,
+ * Helicone-Auth, ...) are sealed; the others stay readable.
  * Writing "********" back (a configuration read and sent again) keeps the stored value.
  */
 
@@ -23,6 +25,20 @@ const SECRET_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 const ROOTS = ['tools', 'graph', 'connectivity_details'] as const;
+
+/** Header maps (MCP `headers`, A2A `custom_headers`, `llm_extra_headers`) whose sensitive entries are sealed. */
+const HEADER_MAPS: ReadonlySet<string> = new Set(['headers', 'custom_headers', 'llm_extra_headers']);
+/** Header names that carry credentials (Authorization, X-Api-Key, Helicone-Auth, Cookie, ...). */
+const SECRET_HEADER = /auth|key|token|secret|cookie|password|signature|credential/i;
+
+function sealHeaderMap(value: Json, prev: Json | undefined, box: SecretBox): Json {
+  const out: Json = {};
+  for (const [name, v] of Object.entries(value)) {
+    if (typeof v === 'string' && SECRET_HEADER.test(name)) out[name] = v === REDACTED && isSealed(prev?.[name]) ? prev![name] : { $sealed: box.seal(v) };
+    else out[name] = v;
+  }
+  return out;
+}
 
 interface Sealed {
   $sealed: string;
@@ -42,6 +58,8 @@ function sealDeep(value: unknown, prev: unknown, box: SecretBox, keys: ReadonlyS
   for (const [k, v] of Object.entries(value as Json)) {
     if (keys.has(k.toLowerCase()) && typeof v === 'string') {
       out[k] = v === REDACTED && isSealed(p?.[k]) ? p![k] : { $sealed: box.seal(v) };
+    } else if (HEADER_MAPS.has(k) && v && typeof v === 'object' && !Array.isArray(v)) {
+      out[k] = sealHeaderMap(v as Json, p?.[k] as Json | undefined, box);
     } else out[k] = sealDeep(v, p?.[k], box, keys);
   }
   return out;
@@ -59,6 +77,9 @@ export function sealSecrets<T extends Json>(config: T, box: SecretBox, previous?
   const out: Json = { ...config };
   for (const root of ROOTS) if (root in out) out[root] = sealDeep(out[root], previous?.[root], box, SECRET_KEYS);
   if (out.llm_credentials) out.llm_credentials = sealDeep(out.llm_credentials, previous?.llm_credentials, box, new Set(['value']));
+  if (out.llm_extra_headers && typeof out.llm_extra_headers === 'object') {
+    out.llm_extra_headers = sealHeaderMap(out.llm_extra_headers as Json, previous?.llm_extra_headers as Json | undefined, box);
+  }
   return out as T;
 }
 

@@ -232,6 +232,26 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
     expect((runnable.config.llm_credentials as { value: string }).value).toBe(secret);
   });
 
+  it('seals credential-carrying headers (inline MCP headers, llm_extra_headers) and keeps the others readable', async () => {
+    const secret = 'hdr-secret-' + 'q'.repeat(20);
+    const a = await createAgent(t, {
+      llm_extra_headers: { 'Helicone-Auth': `Bearer ${secret}`, 'X-Team': 'support' },
+      tools: [{ type: 'mcp', url: 'https://mcp.example.com/mcp', name: 'docs', headers: { Authorization: `Bearer ${secret}`, 'X-Region': 'eu' } }],
+    });
+    expect(a.llm_extra_headers).toEqual({ 'Helicone-Auth': '********', 'X-Team': 'support' });
+    expect(a.tools[0].headers).toEqual({ Authorization: '********', 'X-Region': 'eu' });
+    for (const url of [`/v1/agents/${a.id}`, '/v1/agents/full?per_page=50', `/v1/agents/${a.id}/versions/2`]) {
+      expect((await t.req('GET', url)).body).not.toContain(secret);
+    }
+    const rows = await t.c.db.kysely.selectFrom('agents').select(['config']).where('id', '=', a.id).execute();
+    for (const r of rows) expect(r.config).not.toContain(secret);
+    // Sending the redacted configuration back keeps the stored values.
+    const patched = await t.req('PATCH', `/v1/agents/${a.id}?deploy=true`, { llm_extra_headers: a.llm_extra_headers });
+    expect(patched.statusCode).toBe(200);
+    const runnable = await t.c.agents.getRunnable(t.orgA, a.id);
+    expect(runnable.config.llm_extra_headers).toEqual({ 'Helicone-Auth': `Bearer ${secret}`, 'X-Team': 'support' });
+  });
+
   it('returns a full configuration as it was given (round trip)', async () => {
     const full = {
       name: 'Full configuration',
