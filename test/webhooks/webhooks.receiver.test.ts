@@ -78,6 +78,20 @@ describe.each(TEST_DBS)('webhook receiver (%s)', (kind) => {
     expect(await listTasks(w, id)).toHaveLength(before.length);
   });
 
+  it('refuses both forms with 403 when the agent is INACTIVE, and a deleted agent\'s URL with 401', async () => {
+    const id = await createAgent(w);
+    const url = await enableWebhook(w, id);
+    expect((await api(w, 'PATCH', `/v1/agents/${id}?deploy=true`, { status: 'INACTIVE' })).status).toBe(200);
+    expect(await hook(w, url, { json: { prompt: 'x' } })).toMatchObject({ status: 403, json: { detail: 'Invalid API key' } });
+    expect(await hook(w, `/?agent_id=${id}`, { json: { prompt: 'x' }, headers: { 'x-api-key': w.keyA } })).toMatchObject({
+      status: 403,
+      json: { detail: 'Invalid API key' },
+    });
+    expect(await listTasks(w, id)).toHaveLength(0);
+    expect((await api(w, 'DELETE', `/v1/agents/${id}`)).status).toBe(202);
+    expect(await hook(w, url, { json: { prompt: 'x' } })).toMatchObject({ status: 401, json: { detail: 'API key not specified' } });
+  });
+
   it('channel settings: enable is idempotent, regenerate kills the old URL at once, disable kills it too', async () => {
     const id = await createAgent(w);
     const off = await api(w, 'GET', `/v1/agents/${id}/webhook`);
