@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { NewMessageRow, TaskRow } from './tasks.repository.js';
+import type { NewMessageRow, TaskMessageRow, TaskRow } from './tasks.repository.js';
 
 /** A claimed task as one worker holds it: every write below names this fence and is refused once it moved on. */
 export interface Lease {
@@ -25,6 +25,25 @@ export interface FinishFields {
  */
 export class TaskQueueRepository {
   constructor(private readonly db: Db) {}
+
+  /**
+   * A read-only probe before claiming: on SQLite even an UPDATE that matches nothing takes the write lock, which
+   * idle workers polling several times a second would otherwise keep contending for.
+   */
+  async hasClaimable(now: number): Promise<boolean> {
+    const k = this.db.kysely;
+    const pending = await k.selectFrom('tasks').select('id').where('status', '=', 'pending').where('queued_at', '<=', now).limit(1).executeTakeFirst();
+    if (pending) return true;
+    const expired = await k
+      .selectFrom('tasks')
+      .select('id')
+      .where('status', 'in', ['executing', 'paused'])
+      .where('lease_expires_at', '<', now)
+      .whereRef('execution_attempts', '<', 'max_attempts')
+      .limit(1)
+      .executeTakeFirst();
+    return !!expired;
+  }
 
   /** Claims the oldest pending task that is due. */
   claimPending(owner: string, now: number, leaseMs: number): Promise<TaskRow | undefined> {
@@ -205,7 +224,7 @@ export class TaskQueueRepository {
       .executeTakeFirst();
   }
 
-  async history(orgId: string, taskId: string, beforeRun: number): Promise<import('./tasks.repository.js').TaskMessageRow[]> {
+  async history(orgId: string, taskId: string, beforeRun: number): Promise<TaskMessageRow[]> {
     return this.db.kysely
       .selectFrom('task_messages')
       .selectAll()

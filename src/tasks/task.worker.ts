@@ -94,6 +94,7 @@ export class TaskWorker implements Startable {
         await this.sweep();
         while (this.active && this.running.size < this.d.concurrency) {
           const now = this.d.clock.now();
+          if (!(await this.d.queue.hasClaimable(now))) break;
           const row = (await this.d.queue.claimExpired(this.owner, now, this.d.leaseMs)) ?? (await this.d.queue.claimPending(this.owner, now, this.d.leaseMs));
           if (!row) break;
           this.launch(row);
