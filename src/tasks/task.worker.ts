@@ -31,6 +31,8 @@ export interface TaskWorkerDeps {
 const CONTROL_MS = 250;
 /** How long shutdown waits for aborted runs to hand their tasks back. */
 const SHUTDOWN_GRACE_MS = 5000;
+/** A run that ignores its abort signal (a tool stuck in a call) is given up after this, so its slot frees. */
+const ABORT_GRACE_MS = 2000;
 
 type AbortReason = 'lost' | 'shutdown';
 
@@ -202,7 +204,7 @@ export class TaskWorker implements Startable {
         emit: (type, data) => this.emit(e, type, data),
         requestApproval: (r) => this.requestApproval(e, r),
       };
-      outcome = await this.d.runner.run(req);
+      outcome = await Promise.race([this.d.runner.run(req), rejectAfterAbort(e.abort.signal, ABORT_GRACE_MS)]);
     } catch (err) {
       if (e.abort.signal.aborted) return this.afterAbort(e);
       if (isAppError(err) && err.code === 'not_found') outcome = failure('error', err.message);
@@ -282,6 +284,14 @@ export class TaskWorker implements Startable {
 
 function key(orgId: string, taskId: string): string {
   return `${orgId}\u0000${taskId}`;
+}
+
+function rejectAfterAbort(signal: AbortSignal, graceMs: number): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const arm = () => setTimeout(() => reject(new Error('the run did not end after its abort')), graceMs).unref();
+    if (signal.aborted) arm();
+    else signal.addEventListener('abort', arm, { once: true });
+  });
 }
 
 function failure(status: RunOutcome['status'], result: string): RunOutcome {

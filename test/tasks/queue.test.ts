@@ -118,6 +118,17 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     expect(failed).toMatchObject({ result: 'no luck', execution_attempts: 1 });
   });
 
+  it('frees the slot of a stopped run that ignores its abort signal', async () => {
+    const plain = await t.createAgent(LLM);
+    runner.handler = async (req) => (req.task.input.text === 'stuck' ? new Promise(() => {}) : { result: 'free again' });
+    const stuck = [await invokeAsync(plain, 'stuck'), await invokeAsync(plain, 'stuck')];
+    for (const s of stuck) await t.waitTask(s.id, (x) => x.status === 'executing');
+    for (const s of stuck) expect((await t.req('POST', `/v1/tasks/${s.id}/stop`)).json().status).toBe('stopped');
+    // Both slots were held by runs that never return; the next task still runs.
+    const next = await t.req('POST', `/v1/agents/${plain}/invoke`, { input: { text: 'next' } });
+    expect(next.json()).toMatchObject({ status: 'completed', result: 'free again' });
+  });
+
   it("ends a task whose agent was deleted before it ran with error 'Agent not found'", async () => {
     const doomed = await t.createAgent(LLM);
     let release!: () => void;
