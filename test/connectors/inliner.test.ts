@@ -7,7 +7,7 @@ import { RefResolver } from '../../src/connectors/openapi/refs.js';
 
 /** The inliner's contract rules (CONTRACT section 3) on small synthetic documents. */
 
-function build(doc: JsonObject, operationId: string, budget = 5000) {
+function build(doc: JsonObject, operationId: string, budget = 5000): { input: any; output: any } {
   const op = listOperations(doc).find((o) => o.operationId === operationId)!;
   return buildOperationSchema(doc, new RefResolver(doc), op, budget).schema;
 }

@@ -53,6 +53,10 @@ const DROPPED = new Set(['$id', '$schema', '$anchor', '$dynamicAnchor', '$vocabu
 
 const sizeCache = new WeakMap<object, number>();
 
+/** Multiple of the budget that always-expanded top-level references may use in total. */
+const FORCED_CEILING = 20;
+const FORCED_MINIMUM = 100_000;
+
 export class SchemaInliner {
   private used = 0;
   private readonly buckets: Pending[][] = [];
@@ -88,7 +92,10 @@ export class SchemaInliner {
 
   private expand(p: Pending): void {
     const cost = shallowSize(p.target) - 1;
-    if (p.depth > 0 && this.used + cost > this.budget) {
+    // Depth 0 is always expanded, up to a hard ceiling that only a crafted document (diamonds of allOf at the top
+    // level, growing exponentially) can reach.
+    const limit = p.depth === 0 ? Math.max(this.budget * FORCED_CEILING, FORCED_MINIMUM) : this.budget;
+    if (this.used + cost > limit) {
       Object.assign(p.placeholder, this.marker(p.target, p.name, 'x-truncated', p.siblings));
       return;
     }
