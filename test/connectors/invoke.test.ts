@@ -53,6 +53,7 @@ describe.each(TEST_DBS)('connector invoke (%s)', (kind) => {
   let up: UpstreamApi;
   let connectorId: string;
   let tokenRequests = 0;
+  const revoked = new Set<string>();
   const connect = async (body: Record<string, unknown>) => {
     const r = await t.req('POST', `/v1/connectors/${connectorId}/connect`, { name: 'c', ...body });
     expect(r.statusCode, r.body).toBe(201);
@@ -64,7 +65,9 @@ describe.each(TEST_DBS)('connector invoke (%s)', (kind) => {
   beforeAll(async () => {
     up = await startUpstreamApi();
     t = await createTestApp(kind, { env: { AGENTRY_EGRESS_ALLOW: '127.0.0.1' } });
-    up.on('GET', '/items/42', (r) => ({ json: { id: 42, name: 'answer', auth: r.headers.authorization ?? null } }));
+    up.on('GET', '/items/42', (r) =>
+      revoked.has(String(r.headers.authorization)) ? { status: 401, json: { error: 'token revoked' } } : { json: { id: 42, name: 'answer', auth: r.headers.authorization ?? null } },
+    );
     up.on('POST', '/items', (r) => ({ status: 201, json: { created: JSON.parse(r.body) } }));
     up.on('POST', '/form', () => ({ text: 'ok' }));
     up.on('GET', '/slow', () => ({ delayMs: 3000, json: {} }));
@@ -145,6 +148,13 @@ describe.each(TEST_DBS)('connector invoke (%s)', (kind) => {
     const second = await invoke(oauth, 'getItem', { path_params: { id: 42 } });
     expect(second.json().result.auth).toBe(first.json().result.auth);
     expect(tokenRequests).toBe(before + 1);
+
+    // The upstream stops accepting the cached token: one fresh token, one retry, the caller never sees the 401.
+    revoked.add(first.json().result.auth);
+    const third = await invoke(oauth, 'getItem', { path_params: { id: 42 } });
+    expect(third.json().status_code).toBe(200);
+    expect(third.json().result.auth).toBe(`Bearer tok-${before + 2}-read write`);
+    expect(tokenRequests).toBe(before + 2);
 
     const wrong = await connect({ security: { type: 'oauth2_client_credentials', token_url: `${up.url}/token`, client_id: 'client-1', client_secret: 'nope', scopes: [] } });
     const refused = await invoke(wrong, 'getItem', { path_params: { id: 42 } });
