@@ -25,7 +25,8 @@ export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
 
   const handle = (form: WebhookForm) => async (request: FastifyRequest, reply: FastifyReply) => {
     const query = (request.query ?? {}) as Record<string, unknown>;
-    const { body, files } = request.isMultipart() ? await readMultipart(request, c) : { body: jsonBody(request.body), files: [] };
+    const isForm = /^application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '');
+    const { body, files } = request.isMultipart() ? await readMultipart(request, c) : { body: objectBody(request.body, isForm), files: [] };
     const answer = await c.webhooks.invoke({
       form,
       secret: form === 'public' ? (request.params as { secret: string }).secret : undefined,
@@ -53,13 +54,18 @@ function apiKeyOf(request: FastifyRequest, query: Record<string, unknown>): stri
   return key || undefined;
 }
 
-/** A JSON or form body as an object; no body is an empty one. */
-function jsonBody(body: unknown): Record<string, unknown> {
+/**
+ * A JSON or form body as an object; no body is an empty one. In a form a repeated name counts once (its first
+ * value), as in the query string and in multipart bodies.
+ */
+function objectBody(body: unknown, isForm: boolean): Record<string, unknown> {
   if (body === undefined || body === null || body === '') return {};
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw AppError.validation([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
   }
-  return { ...(body as Record<string, unknown>) };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) out[k] = isForm && Array.isArray(v) ? v[0] : v;
+  return out;
 }
 
 /**

@@ -212,6 +212,11 @@ describe.each(TEST_DBS)('webhook receiver (%s)', (kind) => {
   it('reads form-urlencoded and multipart text bodies like JSON ones', async () => {
     const form = await hook(w, publicUrl, { form: { prompt: 'from a form', asynchronous: 'false', ticket: 'T-9' } });
     expect(form.json).toMatchObject({ status: 'completed', result: 'echo: from a form' });
+    const repeated = await fetch(publicUrl.replace(w.server.container.urls.webhook, w.hooks), {
+      method: 'POST',
+      body: new URLSearchParams([['prompt', 'first value'], ['prompt', 'second value'], ['asynchronous', 'false']]),
+    });
+    expect((await repeated.json()).result).toBe('echo: first value');
     expect(JSON.parse((await api(w, 'GET', `/v1/tasks/${form.json.id}`)).json.additional_context)).toEqual({ ticket: 'T-9' });
     const fd = new FormData();
     fd.set('prompt', 'from multipart');
