@@ -43,8 +43,8 @@ export class OperationSchemas {
     private readonly repo: ConnectorsRepository,
     private readonly opts: OperationSchemaOptions,
   ) {
-    this.documents = new LruCache(opts.documentCacheBytes ?? 48 * 1024 * 1024, (d) => d.size);
-    this.schemas = new LruCache(opts.schemaCacheChars ?? 64 * 1024 * 1024, (s) => s.weight);
+    this.documents = new LruCache(opts.documentCacheBytes ?? 32 * 1024 * 1024, (d) => d.size);
+    this.schemas = new LruCache(opts.schemaCacheChars ?? 32 * 1024 * 1024, (s) => s.weight);
   }
 
   /** Seeds the cache with a document just imported (its first schema request then parses nothing). */
