@@ -61,6 +61,15 @@ describe('safe fetch', () => {
         res.writeHead(307, { location: '/ok' });
         return res.end();
       }
+      if (req.url === '/echo') {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ type: req.headers['content-type'], body: Buffer.concat(chunks).toString() }));
+        });
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ method: req.method, url: req.url }));
     });
@@ -90,6 +99,11 @@ describe('safe fetch', () => {
     expect(same.redirected).toBe(true);
     expect(await same.json()).toEqual({ method: 'GET', url: '/ok' });
     await expect(safe(`http://127.0.0.1:${port}/redirect-private`)).rejects.toThrow(/refused: 127.0.0.3/);
+    const form = new FormData();
+    form.append('field', 'value');
+    const echoed = await (await safe(`http://127.0.0.1:${port}/echo`, { method: 'POST', body: form })).json();
+    expect(echoed.type).toMatch(/^multipart\/form-data; boundary=/);
+    expect(echoed.body).toContain('name="field"');
     const manual = await safe(`http://127.0.0.1:${port}/redirect-private`, { redirect: 'manual' });
     expect(manual.status).toBe(302);
     await expect(assertAllowed(createEgressPolicy(['127.0.0.1']), `http://127.0.0.1:${port}/`)).resolves.toBeUndefined();
