@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/tasks/task.types.js';
+import { startAnthropicServer } from '../fakes/anthropic-server.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
 import { TEST_DBS } from '../support/harness.js';
@@ -96,6 +97,27 @@ describe.each(TEST_DBS)('connector operations as agent tools (%s)', (kind) => {
     expect(sent.query.get('units')).toBe('metric');
     const toolMsg = llm.requests[1].body.messages.find((m: { role: string }) => m.role === 'tool');
     expect(JSON.parse(toolMsg.content)).toMatchObject({ status_code: 200, result: { temp: 21.5, sky: 'clear' } });
+  });
+
+  it('offers the operation to an Anthropic model with an object input schema and calls it', async () => {
+    const anthropic = await startAnthropicServer();
+    try {
+      const agent = await t.createAgent({
+        model_provider: 'anthropic',
+        model_name: 'claude-test',
+        llm_api_base: anthropic.baseUrl,
+        llm_credentials: { name: 'key', description: null, value: 'sk-ant-test' },
+        tools: [{ type: 'action', connection_id: connectionId, operation_ids: [weatherOpId] }],
+      });
+      anthropic.reply({ toolCalls: [{ name: 'getWeather', arguments: { path_params: { city: 'Paris' } } }] }, { text: 'Clear, 21.5.' });
+      const r = await t.req('POST', `/v1/agents/${agent}/invoke`, { input: { text: 'Weather in Paris?' } });
+      expect(r.json()).toMatchObject({ status: 'completed', result: 'Clear, 21.5.' });
+      const tool = anthropic.requests[0].body.tools.find((x: { name: string }) => x.name === 'getWeather');
+      expect(tool.input_schema).toMatchObject({ type: 'object', properties: { path_params: { type: 'object', required: ['city'] } } });
+      expect(JSON.stringify(anthropic.requests[1].body.messages)).toContain('21.5');
+    } finally {
+      await anthropic.close();
+    }
   });
 
   it('invalid arguments come back to the model as a tool error it can correct', async () => {
