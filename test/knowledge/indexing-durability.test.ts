@@ -47,16 +47,15 @@ describe.each(TEST_DBS)('durable indexing (%s)', (kind) => {
 
     const worker = spawnWorker(t);
     children.push(worker);
-    let stderr = '';
-    worker.stderr!.on('data', (d) => (stderr += d));
-    await Promise.race([
-      fetchStarted,
-      new Promise((_, reject) => worker.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${stderr}`)))),
-    ]);
-    expect((await t.req('GET', `/v1/knowledge/${kbId}/documents/${docId}`)).json().status).toBe('indexing');
-
     const exited = new Promise((r) => worker.once('exit', (_code, signal) => r(signal)));
-    worker.kill('SIGKILL');
+    try {
+      let stderr = '';
+      worker.stderr!.on('data', (d) => (stderr += d));
+      await Promise.race([fetchStarted, exited.then(() => Promise.reject(new Error(`worker exited early: ${stderr}`)))]);
+      expect((await t.req('GET', `/v1/knowledge/${kbId}/documents/${docId}`)).json().status).toBe('indexing');
+    } finally {
+      worker.kill('SIGKILL');
+    }
     expect(await exited).toBe('SIGKILL');
 
     hold = false;
@@ -69,7 +68,8 @@ describe.each(TEST_DBS)('durable indexing (%s)', (kind) => {
     const hits = (await t.req('GET', `/v1/knowledge/${kbId}/search?search_query=storm`)).json();
     expect(hits[0].content).toContain('survived the storm of 1703');
     await t.c.knowledgeIndexer.stop();
-  });
+    // Starting a process through tsx takes seconds, and longer on a loaded CI machine.
+  }, 120_000);
 
   it('a job whose workers die on every attempt ends the document in error with the reason', async () => {
     docs.routes.set('/never.md', serve('text/markdown', '# Never indexed'));
