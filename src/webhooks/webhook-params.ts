@@ -71,9 +71,11 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
 
   const mapped = resolveMapping(raw('params_mapping'), body, issues);
 
+  const locs = new Map<string, (string | number)[]>();
   const str = (name: (typeof STRING_PARAMS)[number]): string | undefined => {
     const found = raw(name) ?? mapped.get(name);
     if (!found) return undefined;
+    locs.set(name, found.loc);
     const v = found.value;
     if (typeof v === 'string') return v;
     if (typeof v === 'number' && Number.isFinite(v)) return String(v);
@@ -96,7 +98,7 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
   const prompt = str('prompt');
   const taskId = str('task_id');
   if (taskId !== undefined && !TASK_ID_RE.test(taskId)) {
-    issues.push({ loc: locOf(raw('task_id') ?? mapped.get('task_id')), msg: 'Value error, task_id must be 1 to 128 printable characters', type: 'value_error' });
+    issues.push({ loc: locs.get('task_id')!, msg: 'Value error, task_id must be 1 to 128 printable characters', type: 'value_error' });
   }
   const user: TaskUser = {
     id: str('user_id') ?? null,
@@ -137,10 +139,6 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
     agentId,
     context: Object.keys(context).length ? context : null,
   };
-}
-
-function locOf(found: { loc: (string | number)[] } | undefined): (string | number)[] {
-  return found?.loc ?? ['query', 'task_id'];
 }
 
 /** A JSON object (given as an object in a JSON body, or as JSON text) whose values are all strings. */
