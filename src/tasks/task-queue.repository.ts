@@ -148,17 +148,19 @@ export class TaskQueueRepository {
   /** Appends a trace event only while the lease holds: a stale worker's events never reach the trace. */
   async appendEvent(l: Lease, type: string, time: number, data: string): Promise<number | undefined> {
     const k = this.db.kysely;
+    let source = k
+      .selectFrom('tasks')
+      .select((eb) => [eb.val(l.organizationId).as('organization_id'), eb.val(l.taskId).as('task_id'), eb.val(type).as('type'), eb.val(time).as('time'), eb.val(data).as('data')])
+      .where('organization_id', '=', l.organizationId)
+      .where('id', '=', l.taskId)
+      .where('fence', '=', l.fence);
+    // PostgreSQL hands out sequence numbers before commit: sharing the task row's lock with the API's writes of the
+    // same task (stop, decisions) keeps a task's events committed in sequence order, so followers skip none.
+    if (this.db.dialect === 'postgres') source = source.forShare();
     const r = await k
       .insertInto('task_events')
       .columns(['organization_id', 'task_id', 'type', 'time', 'data'])
-      .expression(
-        k
-          .selectFrom('tasks')
-          .select((eb) => [eb.val(l.organizationId).as('organization_id'), eb.val(l.taskId).as('task_id'), eb.val(type).as('type'), eb.val(time).as('time'), eb.val(data).as('data')])
-          .where('organization_id', '=', l.organizationId)
-          .where('id', '=', l.taskId)
-          .where('fence', '=', l.fence),
-      )
+      .expression(source)
       .returning('seq')
       .executeTakeFirst();
     return r ? Number(r.seq) : undefined;
