@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
+import { makePdf, makeWorkbook } from '../files/builders.js';
 import { createKb, serve, startDocServer, uploadFiles, waitForDocuments, type DocServer } from './kb-helpers.js';
 
 const PAGE = `<!doctype html><html><head><title>Lighthouse handbook</title><style>p{color:red}</style><script>var x = "scriptword";</script></head>
@@ -69,6 +70,8 @@ describe.each(TEST_DBS)('knowledge bases API (%s)', (kind) => {
       ['body', 'document_urls', 1],
     ]);
     expect((await t.req('POST', `/v1/knowledge/${kbId}/documents`, { document_urls: [] })).statusCode).toBe(422);
+    const noBody = await t.req('POST', `/v1/knowledge/${kbId}/documents`);
+    expect(noBody.json().detail).toEqual([{ loc: ['body', 'document_urls'], msg: 'Field required', type: 'missing' }]);
     expect((await t.req('POST', `/v1/knowledge/${kbId}/documents`, '{"document_urls": [')).json().detail[0].type).toBe('json_invalid');
     const search = await t.req('GET', `/v1/knowledge/${kbId}/search?top_k=0`);
     expect(search.statusCode).toBe(422);
@@ -180,5 +183,27 @@ describe.each(TEST_DBS)('knowledge bases API (%s)', (kind) => {
     expect((await t.req('GET', `/v1/knowledge/${kbId}/search?search_query=tides`)).json()).toEqual([]);
     // The stored upload went with it.
     expect((await t.req('GET', `/v1/files/${tides.document_url.split('/v1/files/')[1].split('?')[0]}`)).statusCode).toBe(404);
+  });
+
+  it('reads binary documents through the files pipeline: a PDF by URL without extension, a spreadsheet upload', async () => {
+    docs.routes.set('/download?id=7', serve('application/pdf', makePdf('Quarterly lamp oil consumption fell by a third.')));
+    const kbId = await createKb(t, 'Binary');
+    expect((await t.req('POST', `/v1/knowledge/${kbId}/documents`, { document_urls: [`${docs.url}/download?id=7`] })).statusCode).toBe(201);
+    const sheet = makeWorkbook(
+      [
+        ['station', 'lamp'],
+        ['North Point', 'Fresnel first order'],
+      ],
+      'xlsx',
+    );
+    expect((await uploadFiles(t, kbId, [{ name: 'lamps.xlsx', content: sheet }])).statusCode).toBe(201);
+    const ready = await waitForDocuments(t, kbId);
+    expect(ready.map((d) => [d.mime_type, d.status])).toEqual([
+      ['application/pdf', 'ready'],
+      ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'ready'],
+    ]);
+    expect((await t.req('GET', `/v1/knowledge/${kbId}/search?search_query=lamp%20oil`)).json()[0].content).toContain('lamp oil consumption fell');
+    const fresnel = (await t.req('GET', `/v1/knowledge/${kbId}/search?search_query=fresnel`)).json();
+    expect(fresnel[0].content).toBe('station,lamp\nNorth Point,Fresnel first order');
   });
 });
