@@ -38,6 +38,7 @@ const RESERVED = new Set<string>([
   'user_tokens',
   'params_mapping',
   'files',
+  'file',
   'x-api-key',
   'api_key',
 ]);
@@ -113,10 +114,11 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
   const disableAttachmentInjection = bool('disable_attachment_injection', false);
   const userTokens = parseStringMap(raw('user_tokens'), 'user_tokens', issues);
 
-  const files = body.files;
-  if (present(files, 'files')) {
+  // A file given as text (a URL, a path, base64) where content is expected (spec 4.5 rule 3).
+  for (const name of ['files', 'file']) {
+    if (!present(body[name], name)) continue;
     issues.push({
-      loc: ['body', 'files'],
+      loc: ['body', name],
       msg: 'Value error, files must be uploaded as multipart file content; URLs to external files are not supported',
       type: 'value_error',
     });

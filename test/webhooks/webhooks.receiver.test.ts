@@ -138,6 +138,7 @@ describe.each(TEST_DBS)('webhook receiver (%s)', (kind) => {
       [url, { prompt: 'x', task_id: 'x'.repeat(129) }, ['body', 'task_id']],
       [url, { prompt: { nested: true } }, ['body', 'prompt']],
       [url, { prompt: 'x', files: ['https://example.com/a.pdf'] }, ['body', 'files']],
+      [url, { prompt: 'x', file: 'https://example.com/a.pdf' }, ['body', 'file']],
       [url, {}, ['body', 'prompt']],
     ];
     for (const [u, body, loc] of cases) {
