@@ -58,12 +58,17 @@ export interface Service {
   stop(): Promise<void>;
 }
 
+/** Extra node flags for the service, e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it. */
+function serviceNodeArgs(): string[] {
+  return (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+}
+
 /** The real service (`agentry serve`) in a child process, ready when /health answers on both listeners. */
 export async function startService(env: Record<string, string>): Promise<Service> {
   const apiPort = await freePort();
   const whPort = await freePort();
   const proc = track(
-    spawn(process.execPath, ['bin/agentry.mjs', 'serve'], {
+    spawn(process.execPath, [...serviceNodeArgs(), 'bin/agentry.mjs', 'serve'], {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { ...process.env, AGENTRY_LOG_LEVEL: 'warn', AGENTRY_API_PORT: String(apiPort), AGENTRY_WEBHOOK_PORT: String(whPort), ...env },
@@ -114,6 +119,8 @@ export interface LoadResult {
   errors: number;
   non2xx: number;
   requests: number;
+  /** status code -> count, for the non-2xx answers */
+  statuses: Record<string, number>;
 }
 
 export interface LoadOptions {
@@ -136,8 +143,7 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     body: o.body,
     connections: o.connections,
     pipelining: 1,
-    duration: o.amount ? undefined : (o.durationSec ?? 10),
-    amount: o.amount,
+    ...(o.amount ? { amount: o.amount } : { duration: o.durationSec ?? 10 }),
     requests: o.setupBody ? [{ setupRequest: (req: any) => ({ ...req, body: o.setupBody!() }) }] : undefined,
   });
   return {
@@ -147,6 +153,7 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     errors: r.errors + r.timeouts,
     non2xx: r.non2xx,
     requests: r.requests.total,
+    statuses: Object.fromEntries(Object.entries((r.statusCodeStats ?? {}) as Record<string, { count: number }>).filter(([k]) => !k.startsWith('2')).map(([k, v]) => [k, v.count])),
   };
 }
 

@@ -130,25 +130,8 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child): Promis
     let since = Date.now();
     const worker1 = await startService({ ...env, AGENTRY_ROLES: 'worker' });
     const rate1 = await drain(front, agentId, accepted, since);
-    rows.push({ scenario: '5. tasks completed per second, 1 worker', db, result: { rps: rate1, p50: NaN, p99: NaN, errors: 0, non2xx: 0, requests: accepted }, peakMb: memoryOf(worker1.proc.pid!).peakMb, note: `${accepted} tasks` });
+    rows.push({ scenario: '5. tasks completed per second, 1 worker', db, result: { rps: rate1, p50: NaN, p99: NaN, errors: 0, non2xx: 0, requests: accepted, statuses: {} }, peakMb: memoryOf(worker1.proc.pid!).peakMb, note: `${accepted} tasks` });
 
-    // --- sync webhook round trip with the instant LLM, the worker running in its own process
-    const keyUrl = `${front.webhook}/?agent_id=${agentId}`;
-    const llmAlone = await load({
-      url: `${llm.url}/chat/completions`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer x' },
-      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
-      connections: 1,
-      durationSec: DURATION / 2,
-    });
-    const sync1 = await load({ url: keyUrl, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }), connections: 1, durationSec: DURATION });
-    const syncBare1 = await load({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', connections: 1, durationSec: DURATION / 2 });
-    rows.push({ scenario: '2. sync webhook round trip, 1 connection', db, result: sync1, ceiling: syncBare1, peakMb: memoryOf(front.proc.pid!).peakMb });
-    extras.push(`- ${db}: sync webhook overhead beyond the LLM's own time: p50 ${sync1.p50} ms - ${llmAlone.p50} ms (LLM alone) = **${(sync1.p50 - llmAlone.p50).toFixed(1)} ms**`);
-    const syncN = await load({ url: keyUrl, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }), connections: CONNECTIONS, durationSec: DURATION });
-    const syncBareN = await load({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', connections: CONNECTIONS, durationSec: DURATION });
-    rows.push({ scenario: `2. sync webhook round trip, ${CONNECTIONS} connections`, db, result: syncN, ceiling: syncBareN, peakMb: memoryOf(front.proc.pid!).peakMb });
     await worker1.stop();
 
     // --- two workers on PostgreSQL: a fresh backlog, then two worker processes drain it
@@ -160,10 +143,32 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child): Promis
       since = Date.now();
       const [w1, w2] = await Promise.all([startService({ ...env, AGENTRY_ROLES: 'worker' }), startService({ ...env, AGENTRY_ROLES: 'worker' })]);
       const rate2 = await drain(front, agent2, backlog, since);
-      rows.push({ scenario: '5. tasks completed per second, 2 workers', db, result: { rps: rate2, p50: NaN, p99: NaN, errors: 0, non2xx: 0, requests: backlog }, note: `${backlog} tasks` });
+      rows.push({ scenario: '5. tasks completed per second, 2 workers', db, result: { rps: rate2, p50: NaN, p99: NaN, errors: 0, non2xx: 0, requests: backlog, statuses: {} }, note: `${backlog} tasks` });
       await Promise.all([w1.stop(), w2.stop()]);
     }
     await front.stop();
+
+    // --- sync webhook round trip with the instant LLM, all roles in one process (the default deployment: the
+    // waiter hears the worker finish in-process; across processes on libsql it would poll)
+    const full = await startService(env);
+    const keyUrl = `${full.webhook}/?agent_id=${agentId}`;
+    const llmAlone = await load({
+      url: `${llm.url}/chat/completions`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer x' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+      connections: 1,
+      durationSec: DURATION / 2,
+    });
+    const sync1 = await load({ url: keyUrl, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }), connections: 1, durationSec: DURATION });
+    const syncBare1 = await load({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', connections: 1, durationSec: DURATION / 2 });
+    rows.push({ scenario: '2. sync webhook round trip, 1 connection', db, result: sync1, ceiling: syncBare1, peakMb: memoryOf(full.proc.pid!).peakMb });
+    extras.push(`- ${db}: sync webhook overhead beyond the LLM's own time: p50 ${sync1.p50} ms - ${llmAlone.p50} ms (LLM alone) = **${(sync1.p50 - llmAlone.p50).toFixed(1)} ms**`);
+    const syncN = await load({ url: keyUrl, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }), connections: CONNECTIONS, durationSec: DURATION });
+    const syncBareN = await load({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', connections: CONNECTIONS, durationSec: DURATION });
+    rows.push({ scenario: `2. sync webhook round trip, ${CONNECTIONS} connections`, db, result: syncN, ceiling: syncBareN, peakMb: memoryOf(full.proc.pid!).peakMb });
+
+    await full.stop();
   } finally {
     await pg?.drop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -198,7 +203,7 @@ async function main(): Promise<void> {
       const ours = Number.isNaN(r.result.p50) ? `${r.result.rps.toFixed(1)} tasks/s (${r.note})` : fmt(r.result);
       const ceil = r.ceiling ? fmt(r.ceiling) : '—';
       const ratio = r.ceiling ? `${((100 * r.result.rps) / r.ceiling.rps).toFixed(0)}%` : '—';
-      return `| ${r.scenario} | ${r.db} | ${ours} | ${ceil} | ${ratio} | ${r.result.errors + r.result.non2xx} | ${r.peakMb ? r.peakMb.toFixed(0) + ' MB' : '—'} |`;
+      return `| ${r.scenario} | ${r.db} | ${ours} | ${ceil} | ${ratio} | ${r.result.errors + r.result.non2xx}${Object.keys(r.result.statuses).length ? ' ' + JSON.stringify(r.result.statuses) : ''} | ${r.peakMb ? r.peakMb.toFixed(0) + ' MB' : '—'} |`;
     }),
     '',
     ...extras,

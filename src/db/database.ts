@@ -34,8 +34,38 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
   raw.exec('PRAGMA busy_timeout=5000');
   raw.exec('PRAGMA synchronous=NORMAL');
   raw.exec('PRAGMA foreign_keys=ON');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw as never }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) as never }) });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}
+
+const STATEMENT_CACHE_MAX = 500;
+
+/**
+ * What Kysely's SQLite driver sees of the database. Two changes to the plain handle:
+ * - prepared statements are cached by SQL text: Kysely prepares on every query, and preparing was the largest
+ *   single cost in the request profiles (queries are parameterised, so the set of texts is small);
+ * - `begin` becomes `begin immediate`: a deferred transaction that reads and then writes fails at once with
+ *   SQLITE_BUSY when another process (a separate worker role) holds the write lock, where an immediate one
+ *   waits busy_timeout for it.
+ */
+function withStatementCache(raw: Sqlite.Database) {
+  const cache = new Map<string, ReturnType<Sqlite.Database['prepare']>>();
+  return {
+    prepare(sql: string) {
+      const text = sql === 'begin' ? 'begin immediate' : sql;
+      let stmt = cache.get(text);
+      if (!stmt) {
+        stmt = raw.prepare(text);
+        if (cache.size >= STATEMENT_CACHE_MAX) cache.delete(cache.keys().next().value!);
+        cache.set(text, stmt);
+      }
+      return stmt;
+    },
+    close() {
+      cache.clear();
+      raw.close();
+    },
+  };
 }
 
 /** Booleans are stored as 0/1 integers on both dialects, so one set of queries serves both. */
