@@ -33,6 +33,7 @@ export class KnowledgeIndexer implements Startable {
   private loops: Promise<void>[] = [];
   private readonly waiters = new Set<() => void>();
   private readonly inFlight = new Map<string, { lease: JobLease; abort: AbortController }>();
+  private lastSweep = 0;
 
   constructor(
     private readonly jobs: JobQueueRepository,
@@ -48,7 +49,7 @@ export class KnowledgeIndexer implements Startable {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    this.loops = Array.from({ length: this.opts.concurrency }, (_, i) => this.loop(i));
+    this.loops = Array.from({ length: this.opts.concurrency }, () => this.loop());
   }
 
   async stop(): Promise<void> {
@@ -65,11 +66,15 @@ export class KnowledgeIndexer implements Startable {
     for (const w of [...this.waiters]) w();
   }
 
-  private async loop(n: number): Promise<void> {
+  private async loop(): Promise<void> {
     while (this.running) {
       let job: JobRow | undefined;
       try {
-        if (n === 0) await this.sweep();
+        // Any loop may sweep (one that is busy on a long document does not hold it up), at most once per poll.
+        if (this.clock.now() - this.lastSweep >= this.opts.pollMs) {
+          this.lastSweep = this.clock.now();
+          await this.sweep();
+        }
         const now = this.clock.now();
         job =
           (await this.jobs.claimDue(INDEX_JOB, this.owner, now, this.opts.leaseMs)) ??
