@@ -161,6 +161,40 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     await expect.poll(() => page.getByRole('region', { name: 'Execution trace' }).locator('.entry-title').allTextContents()).toEqual(titles);
   });
 
+  it('shows uploaded files, and follows a task by polling when the event stream is blocked', { timeout: 60_000 }, async () => {
+    const agent = await w.createAgent({ name: 'File reader' });
+    const page = await open();
+    // A proxy that refuses streams: every SSE request fails, the JSON trace still works.
+    await page.route('**/v1/tasks/*/events', (route) =>
+      /text\/event-stream/.test(route.request().headers().accept ?? '') ? route.abort('connectionreset') : route.continue(),
+    );
+    const form = new FormData();
+    form.set('prompt', 'Summarise the attachment [gate:files]');
+    form.set('files', new Blob(['Quarterly numbers: revenue up 12 percent.'], { type: 'text/plain' }), 'report.txt');
+    // The key form is synchronous unless asked otherwise, and its query string wins over the body.
+    const url = reachable(agent.webhook_url, w.server).replace('asynchronous=false', 'asynchronous=true');
+    const hook = await fetch(url, { method: 'POST', headers: { 'x-api-key': w.key }, body: form });
+    expect(await hook.json()).toEqual({ status: 'Started' });
+    const tasks = await w.api('GET', `/v1/agents/${agent.id}/tasks`);
+    const id = tasks.body.items[0].id;
+    await w.waitTask(id, (t) => t.status === 'executing');
+
+    await page.goto(`${w.apiUrl}/#/tasks/${encodeURIComponent(id)}`);
+    const input = page.getByRole('region', { name: 'Input' });
+    const file = input.getByRole('link', { name: 'report.txt' });
+    await file.waitFor();
+    expect(await file.getAttribute('href')).toMatch(/\/v1\/files\/[^?]+\?expires=\d+&sig=/);
+    expect(await file.getAttribute('rel')).toContain('noopener');
+    await input.getByText('Extracted text').click();
+    expect(await input.locator('details pre').textContent()).toContain('revenue up 12 percent');
+
+    await page.getByRole('status').filter({ hasText: 'Refreshing every few seconds' }).waitFor({ timeout: 20_000 });
+    w.model.gate('files').open();
+    await expect.poll(() => page.locator('.page-head .badge').first().textContent(), { timeout: 20_000 }).toBe('completed');
+    await expect.poll(() => page.locator('.entry-title').allTextContents()).toContain('LLM call · openai/gpt-test');
+    await expect.poll(() => page.getByRole('region', { name: 'Result' }).textContent()).toContain('Done:');
+  });
+
   it('stops a running task from its page', { timeout: 60_000 }, async () => {
     const agent = await w.createAgent({ name: 'Slow thinker' });
     const invoked = await w.api('POST', `/v1/agents/${agent.id}/invoke/async`, { input: { text: 'Think forever [hang]' } });
