@@ -42,6 +42,7 @@ export class OperationInvoker {
   async invoke(target: InvokeTarget, payload: InvokePayload, signal?: AbortSignal): Promise<InvokeResult> {
     const conn = await this.connectors.openConnection(target.organizationId, target.connectorId, target.connectionId);
     const op = await this.connectors.prepared(target.organizationId, conn.record.connectorId, target.operationId);
+    // Absent parameter parts are empty objects, so a missing required parameter is reported by name.
     const normalized: InvokePayload = {
       query_params: payload.query_params ?? {},
       path_params: payload.path_params ?? {},
@@ -49,7 +50,6 @@ export class OperationInvoker {
       headers: payload.headers ?? {},
       ...(payload.cookies ? { cookies: payload.cookies } : {}),
     };
-    if (normalized.body_params === undefined && !(op.schema.input.required as string[]).includes('body_params')) delete normalized.body_params;
     const issues = op.validate(normalized);
     if (issues.length) throw AppError.validation(issues);
 

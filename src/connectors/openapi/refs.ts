@@ -43,7 +43,7 @@ export class RefResolver {
       if (root === undefined) return undefined;
       rootKey = base;
     }
-    if (fragment === '' ) return root === this.doc ? undefined : { key: rootKey, name: lastSegment(base), target: root };
+    if (fragment === '') return root === this.doc ? undefined : { key: rootKey, name: lastSegment(base), target: root };
     if (fragment.startsWith('/')) {
       const target = pointer(root, fragment);
       if (target === undefined) return undefined;
