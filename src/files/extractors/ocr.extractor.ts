@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { createWorker, OEM, type Worker } from 'tesseract.js';
+import type { Worker } from 'tesseract.js';
 import { asBuffer, type Extractor } from './extractor.js';
 
 /**
@@ -20,7 +20,8 @@ export class OcrEngine {
     if (!this.worker) {
       const require = createRequire(import.meta.url);
       const langPath = join(dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int');
-      this.worker = createWorker('eng', OEM.LSTM_ONLY, { langPath, cacheMethod: 'none', gzip: true });
+      // tesseract.js loads on first use, like the worker itself: most processes never OCR an image.
+      this.worker = import('tesseract.js').then(({ createWorker, OEM }) => createWorker('eng', OEM.LSTM_ONLY, { langPath, cacheMethod: 'none', gzip: true }));
       // A failed start must not poison every later image: the next one tries again.
       this.worker.catch(() => (this.worker = undefined));
     }

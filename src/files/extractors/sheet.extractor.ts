@@ -1,11 +1,11 @@
 import Papa from 'papaparse';
-import * as XLSX from '@e965/xlsx';
 import { checkContainer } from '../archive.js';
 import { decodeText } from '../file-kinds.js';
 import type { Extractor } from './extractor.js';
 
-/** Every sheet as CSV under its name: a table the model reads reliably. */
-function workbookText(bytes: Uint8Array): string {
+/** Every sheet as CSV under its name: a table the model reads reliably. The reader loads on first use. */
+async function workbookText(bytes: Uint8Array): Promise<string> {
+  const XLSX = await import('@e965/xlsx');
   const book = XLSX.read(bytes, { type: 'array', cellFormula: false, cellHTML: false, cellStyles: false });
   return book.SheetNames.map((name) => {
     const csv = XLSX.utils.sheet_to_csv(book.Sheets[name]!, { blankrows: false }).trim();
