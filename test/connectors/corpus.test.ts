@@ -18,7 +18,7 @@ import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
 const CORPUS = join(dirname(fileURLToPath(import.meta.url)), '../../../shared/openapi-corpus');
 const FILES = readdirSync(CORPUS).filter((f) => /\.(json|ya?ml)$/.test(f)).sort();
 /** Operations checked per document: a broad sample on the first database, a smaller one on the other. */
-const maxOps = (kind: string) => Number(process.env.AGENTRY_CORPUS_MAX_OPS ?? (kind === TEST_DBS[0] ? 40 : 8));
+const maxOps = (kind: string) => Number(process.env.AGENTRY_CORPUS_MAX_OPS ?? (kind === TEST_DBS[0] ? 25 : 5));
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 type J = Record<string, any>;
