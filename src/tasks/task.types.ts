@@ -125,6 +125,9 @@ export interface TaskSubmitter {
    * (or continues an existing task of the same agent) and returns it. The task is durable when this resolves.
    */
   submit(submission: TaskSubmission): Promise<Task>;
-  /** Resolves with the task once it is final (or paused), or as it is when `timeoutMs` passes. */
-  waitForFinal(organizationId: string, taskId: string, timeoutMs: number): Promise<Task>;
+  /**
+   * Resolves with the task once it is final (or paused), or as it is when `timeoutMs` passes or `signal` aborts
+   * (the waiting client went away).
+   */
+  waitForFinal(organizationId: string, taskId: string, timeoutMs: number, signal?: AbortSignal): Promise<Task>;
 }

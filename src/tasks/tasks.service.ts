@@ -127,15 +127,21 @@ export class TasksService implements TaskSubmitter {
     }
   }
 
-  async waitForFinal(organizationId: string, taskId: string, timeoutMs: number): Promise<Task> {
+  async waitForFinal(organizationId: string, taskId: string, timeoutMs: number, signal?: AbortSignal): Promise<Task> {
     const deadline = performance.now() + timeoutMs;
     return this.watch(organizationId, taskId, async (waker) => {
-      for (;;) {
-        const row = await this.repo.find(organizationId, taskId);
-        if (!row) throw AppError.notFound('Task');
-        const left = deadline - performance.now();
-        if (FINAL_STATUSES.has(row.status as TaskStatus) || row.status === 'paused' || left <= 0) return this.present(row);
-        await waker.sleep(Math.min(this.pollMs, left));
+      const onAbort = () => waker.wake();
+      signal?.addEventListener('abort', onAbort);
+      try {
+        for (;;) {
+          const row = await this.repo.find(organizationId, taskId);
+          if (!row) throw AppError.notFound('Task');
+          const left = deadline - performance.now();
+          if (FINAL_STATUSES.has(row.status as TaskStatus) || row.status === 'paused' || left <= 0 || signal?.aborted) return this.present(row);
+          await waker.sleep(Math.min(this.pollMs, left));
+        }
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
       }
     });
   }

@@ -9,9 +9,12 @@ import { sendEventStream } from './task-stream.js';
 export function invokeRoutes(router: Router, c: Container): void {
   const spec = { body: InvokeBody, query: InvokeQuery, params: AgentIdParams, tags: ['tasks'] };
 
-  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result', ...spec }, async ({ principal, body, query, params }) => {
+  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result', ...spec }, async ({ principal, body, query, params, reply }) => {
     const task = await c.tasks.submit(submission(principal, params.agent_id, body, query.version));
-    return c.tasks.waitForFinal(principal.organizationId, task.id, c.config.syncTimeoutMs);
+    // A caller that hung up stops the wait (not the task, which is committed and runs on).
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort());
+    return c.tasks.waitForFinal(principal.organizationId, task.id, c.config.syncTimeoutMs, gone.signal);
   });
 
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, ({ principal, body, query, params }) =>
