@@ -55,6 +55,7 @@ import { ChunkStoreRepository } from './knowledge/chunk-store.repository.js';
 import { DocumentReader } from './knowledge/document-reader.js';
 import { OpenAiCompatibleEmbeddings } from './knowledge/embeddings.js';
 import { JobQueueRepository } from './knowledge/job-queue.repository.js';
+import { JobWakeups } from './knowledge/job-wakeups.js';
 import { KnowledgeContext } from './knowledge/knowledge-context.js';
 import { KnowledgeIndexer } from './knowledge/knowledge.indexer.js';
 import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
@@ -219,13 +220,22 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const kbFetch = createKbSafeFetch(createKbEgressPolicy(config.egressAllow));
   const documentReader = new DocumentReader(files, kbFetch, { maxBytes: config.files.maxFileBytes, fetchTimeoutMs: 60_000 });
   const knowledge = new KnowledgeService(kbRepo, chunkStore, jobQueue, files, documentReader, embeddings, clock, log);
-  const knowledgeIndexer = new KnowledgeIndexer(jobQueue, kbRepo, chunkStore, documentReader, embeddings, clock, log, {
-    concurrency: 2,
-    leaseMs: config.worker.leaseMs,
-    pollMs: 1000,
-    retryBaseMs: 2000,
-  });
-  knowledge.onEnqueued = () => knowledgeIndexer.wake();
+  const jobWakeups = new JobWakeups(db, log);
+  const knowledgeIndexer = new KnowledgeIndexer(
+    jobQueue,
+    kbRepo,
+    chunkStore,
+    documentReader,
+    embeddings,
+    clock,
+    log,
+    { concurrency: 2, leaseMs: config.worker.leaseMs, pollMs: 1000, retryBaseMs: 2000 },
+    jobWakeups,
+  );
+  knowledge.onEnqueued = () => {
+    knowledgeIndexer.wake();
+    void jobWakeups.notify();
+  };
   knowledge.agentExists = async (orgId, agentId) => (await agents.find(orgId, agentId)) !== undefined;
   // First in `background`, so it stops (handing its jobs back) before the OCR engine and the database it uses close.
   background.unshift(knowledgeIndexer);

@@ -8,6 +8,7 @@ import type { ChunkStoreRepository, NewChunk } from './chunk-store.repository.js
 import { DocumentReadError, type DocumentReader } from './document-reader.js';
 import { embeddingText, type EmbeddingProvider } from './embeddings.js';
 import type { JobLease, JobQueueRepository, JobRow } from './job-queue.repository.js';
+import type { JobWakeups } from './job-wakeups.js';
 import type { DocumentRow, KnowledgeRepository } from './knowledge.repository.js';
 import { INDEX_JOB } from './knowledge.service.js';
 
@@ -34,6 +35,8 @@ export class KnowledgeIndexer implements Startable {
   private readonly waiters = new Set<() => void>();
   private readonly inFlight = new Map<string, { lease: JobLease; abort: AbortController }>();
   private lastSweep = 0;
+  /** A wake-up that came while every loop was busy: the next loop about to sleep looks again instead. */
+  private wakePending = false;
 
   constructor(
     private readonly jobs: JobQueueRepository,
@@ -44,17 +47,20 @@ export class KnowledgeIndexer implements Startable {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly opts: IndexerOptions,
+    private readonly wakeups?: JobWakeups,
   ) {}
 
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
     this.loops = Array.from({ length: this.opts.concurrency }, () => this.loop());
+    await this.wakeups?.listen(() => this.wake());
   }
 
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    await this.wakeups?.close();
     for (const { abort } of this.inFlight.values()) abort.abort(new Error('worker stopping'));
     this.wake();
     await Promise.allSettled(this.loops);
@@ -63,6 +69,7 @@ export class KnowledgeIndexer implements Startable {
 
   /** Starts idle loops at once (a job was just committed in this process). */
   wake(): void {
+    if (!this.waiters.size) this.wakePending = true;
     for (const w of [...this.waiters]) w();
   }
 
@@ -84,6 +91,10 @@ export class KnowledgeIndexer implements Startable {
       }
       if (job) {
         await this.run(job);
+        continue;
+      }
+      if (this.wakePending) {
+        this.wakePending = false;
         continue;
       }
       await new Promise<void>((resolve) => {

@@ -59,7 +59,7 @@ export interface SearchHit {
  * indexing job together, so nothing is ever queued for a document that does not exist, or the reverse.
  */
 export class KnowledgeService {
-  /** Called after a job is committed so an indexer in this process starts at once instead of at its next poll. */
+  /** Called after a job is committed, so indexers (this process's, and others' through notifications) start at once. */
   onEnqueued: () => void = () => {};
   /** The agents domain's answer to "does this agent exist in the organization" (for `agent_id` on PATCH). */
   agentExists: (organizationId: string, agentId: string) => Promise<boolean> = async () => false;

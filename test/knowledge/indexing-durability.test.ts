@@ -1,10 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.js';
+import { ChunkStoreRepository } from '../../src/knowledge/chunk-store.repository.js';
+import { DocumentReader } from '../../src/knowledge/document-reader.js';
 import { JobQueueRepository } from '../../src/knowledge/job-queue.repository.js';
+import { JobWakeups } from '../../src/knowledge/job-wakeups.js';
+import { KnowledgeIndexer } from '../../src/knowledge/knowledge.indexer.js';
+import { KnowledgeRepository } from '../../src/knowledge/knowledge.repository.js';
 import { INDEX_JOB } from '../../src/knowledge/knowledge.service.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { createLogger } from '../../src/lib/logger.js';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
-import { createKb, serve, startDocServer, waitForDocuments, type DocServer } from './kb-helpers.js';
+import { createKb, serve, startDocServer, uploadFiles, waitForDocuments, type DocServer } from './kb-helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const LEASE_ENV = { AGENTRY_TASK_LEASE_MS: '1000', AGENTRY_EGRESS_ALLOW: '127.0.0.1' };
@@ -115,5 +123,38 @@ describe.each(TEST_DBS)('durable indexing (%s)', (kind) => {
     const [doc] = await waitForDocuments(t, kbId);
     expect(doc).toMatchObject({ status: 'ready' });
     await t.c.knowledgeIndexer.stop();
+  });
+});
+
+describe.skipIf(!TEST_DBS.includes('postgres'))('job notifications across processes (postgres)', () => {
+  it('wakes a worker on another connection as soon as a document is queued, without waiting for its poll', async () => {
+    const t = await createTestApp('postgres');
+    // A second "process": its own database pool and a worker that would poll only once a minute.
+    const db = openDatabase({ url: t.testEnv.env.DATABASE_URL, sqlitePath: ':memory:' });
+    const log = createLogger('silent');
+    const worker = new KnowledgeIndexer(
+      new JobQueueRepository(db),
+      new KnowledgeRepository(db),
+      new ChunkStoreRepository(db),
+      new DocumentReader(t.c.files, fetch, { maxBytes: 1_000_000, fetchTimeoutMs: 10_000 }),
+      undefined,
+      systemClock,
+      log,
+      { concurrency: 1, leaseMs: 5000, pollMs: 60_000, retryBaseMs: 1000 },
+      new JobWakeups(db, log),
+    );
+    try {
+      await worker.start();
+      // Let its first (empty) poll pass: from now on only a notification can wake it within the minute.
+      await new Promise((r) => setTimeout(r, 300));
+      const kbId = await createKb(t, 'Notified');
+      await uploadFiles(t, kbId, [{ name: 'bell.md', content: '# Bell\n\nThe fog bell rings every thirty seconds.' }]);
+      const [doc] = await waitForDocuments(t, kbId, 20_000);
+      expect(doc).toMatchObject({ status: 'ready' });
+    } finally {
+      await worker.stop();
+      await db.close();
+      await t.close();
+    }
   });
 });
