@@ -155,17 +155,20 @@ export class ConnectorsService {
   }
 
   /** The operation's schema, request plan and payload validator (cached). */
-  async prepared(orgId: string, connectorId: string, operationId: string): Promise<PreparedOperation & { operation: CatalogOperation }> {
+  async prepared(orgId: string, connectorId: string, operationId: string, budget?: number): Promise<PreparedOperation & { operation: CatalogOperation }> {
     const op = await this.repo.findOperation(orgId, connectorId, operationId);
     if (!op) throw AppError.notFound('Operation');
-    const prepared = await this.schemas.prepare(orgId, connectorId, op);
+    const prepared = await this.schemas.prepare(orgId, connectorId, op, budget);
     if (!prepared) throw AppError.notFound('Operation');
     return { ...prepared, operation: op };
   }
 
-  /** Schema and texts of an operation, for the agents' action tools. */
+  /**
+   * Schema and texts of an operation, for the agents' action tools: built with the smaller tool budget, since the
+   * schema is sent with every LLM call (the invoke still validates against the full schema).
+   */
   async describeOperation(orgId: string, connectorId: string, operationId: string) {
-    const p = await this.prepared(orgId, connectorId, operationId);
+    const p = await this.prepared(orgId, connectorId, operationId, this.schemas.toolBudget);
     return { schema: p.schema, summary: p.operation.summary, description: p.operation.description };
   }
 

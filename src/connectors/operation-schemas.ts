@@ -28,11 +28,15 @@ export interface PreparedOperation {
 export interface OperationSchemaOptions {
   /** Schema nodes per `input`/`output` (CONTRACT section 3). */
   nodeBudget: number;
+  /** Schema nodes of an operation offered to an LLM as a tool (every node costs prompt tokens on every call). */
+  toolNodeBudget?: number;
   /** Total source bytes of documents kept parsed. */
   documentCacheBytes?: number;
   /** Total characters of computed schemas kept. */
   schemaCacheChars?: number;
 }
+
+const DEFAULT_TOOL_NODE_BUDGET = 1500;
 
 export class OperationSchemas {
   private readonly documents: LruCache<string, ParsedDocument>;
@@ -52,18 +56,23 @@ export class OperationSchemas {
     this.documents.set(connectorId, { doc, resolver: new RefResolver(doc), size });
   }
 
+  get toolBudget(): number {
+    return Math.min(this.opts.toolNodeBudget ?? DEFAULT_TOOL_NODE_BUDGET, this.opts.nodeBudget);
+  }
+
   forget(connectorId: string): void {
     this.documents.delete(connectorId);
     this.schemas.deleteWhere((k) => k.startsWith(`${connectorId}\u0000`));
   }
 
-  async prepare(orgId: string, connectorId: string, op: CatalogOperation): Promise<PreparedOperation | undefined> {
-    const key = `${connectorId}\u0000${op.id}`;
+  /** `budget` overrides the configured node budget (LLM tool schemas use a smaller one). */
+  async prepare(orgId: string, connectorId: string, op: CatalogOperation, budget = this.opts.nodeBudget): Promise<PreparedOperation | undefined> {
+    const key = `${connectorId}\u0000${op.id}\u0000${budget}`;
     const hit = this.schemas.get(key);
     if (hit) return hit.prepared;
     const parsed = await this.document(orgId, connectorId);
     if (!parsed) return undefined;
-    const built = buildOperationSchema(parsed.doc, parsed.resolver, op, this.opts.nodeBudget);
+    const built = buildOperationSchema(parsed.doc, parsed.resolver, op, budget);
     let validator: PayloadValidator | undefined;
     const prepared: PreparedOperation = {
       schema: built.schema,
