@@ -63,12 +63,12 @@ function serviceNodeArgs(): string[] {
   return (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 }
 
-/** The real service (`agentry serve`) in a child process, ready when /health answers on both listeners. */
+/** The real service as `npm start` runs it (`dist/main.js serve`; run.ts builds first) in a child process, ready when /health answers on both listeners. */
 export async function startService(env: Record<string, string>): Promise<Service> {
   const apiPort = await freePort();
   const whPort = await freePort();
   const proc = track(
-    spawn(process.execPath, [...serviceNodeArgs(), 'bin/agentry.mjs', 'serve'], {
+    spawn(process.execPath, [...serviceNodeArgs(), 'dist/main.js', 'serve'], {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { ...process.env, AGENTRY_LOG_LEVEL: 'warn', AGENTRY_API_PORT: String(apiPort), AGENTRY_WEBHOOK_PORT: String(whPort), ...env },

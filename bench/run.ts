@@ -3,6 +3,7 @@
  * a bare node:http server answering the same route shape with a constant (the ceiling on this machine), in one
  * run. Prints a Markdown report and writes it to bench/results/latest.md.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -176,6 +177,8 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child): Promis
 }
 
 async function main(): Promise<void> {
+  // The production path: the transpiled build, as `npm start` runs it.
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: new URL('..', import.meta.url).pathname, stdio: 'inherit' });
   const bare = await startChild('bare');
   const llm = await startChild('instant-llm');
   const dbs = (process.env.BENCH_DBS ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[];
