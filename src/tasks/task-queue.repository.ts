@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type Transaction, type UpdateQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { NewMessageRow, TaskMessageRow, TaskRow } from './tasks.repository.js';
@@ -246,7 +246,7 @@ export class TaskQueueRepository {
     await trx.insertInto('task_events').values({ organization_id: l.organizationId, task_id: l.taskId, type, time, data }).execute();
   }
 
-  private fenced<Q extends { where: (...a: any[]) => any }>(q: Q, l: Lease): Q {
+  private fenced<O>(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', O>, l: Lease): UpdateQueryBuilder<Database, 'tasks', 'tasks', O> {
     return q.where('organization_id', '=', l.organizationId).where('id', '=', l.taskId).where('fence', '=', l.fence);
   }
 }

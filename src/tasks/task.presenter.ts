@@ -62,6 +62,11 @@ export function presentMessage(r: TaskMessageRow): ThreadMessage {
   return m;
 }
 
+/** A trace row for the repositories: the envelope's `data` as JSON text. */
+export function eventRow(row: Pick<TaskRow, 'organization_id' | 'id'>, type: TaskEventType, time: number, data: unknown) {
+  return { organization_id: row.organization_id, task_id: row.id, type, time, data: JSON.stringify(data) };
+}
+
 /** ISO time -> epoch ms for storage; messages from the runner carry ISO times. */
 export function parseTimeMs(iso: string | undefined, fallback: number): number {
   const t = iso ? Date.parse(iso) : NaN;

@@ -8,11 +8,10 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
 import { taskStrategies, type RunnableAgent, type TaskAgentDirectory } from './task-agents.js';
 import type { FinishFields, Lease, TaskQueueRepository } from './task-queue.repository.js';
-import { parseTimeMs, presentMessage, presentTask } from './task.presenter.js';
+import { eventRow, parseTimeMs, presentMessage, presentTask } from './task.presenter.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import type { TaskEvent } from './task.types.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
-import { eventRow } from './tasks.service.js';
 
 export interface TaskWorkerDeps {
   queue: TaskQueueRepository;

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { isUniqueViolation } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
@@ -6,10 +7,9 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { ThreadMessage } from '../runtime/task-runner.js';
 import { taskStrategies, type TaskAgentDirectory } from './task-agents.js';
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
-import { presentEvent, presentMessage, presentTask } from './task.presenter.js';
+import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus } from './task.types.js';
-import { isUniqueViolation } from '../db/database.js';
 import type { ContinuationFields, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
 
 const DAY_MS = 86_400_000;
@@ -295,10 +295,6 @@ export class TasksService implements TaskSubmitter {
       off();
     }
   }
-}
-
-export function eventRow(row: Pick<TaskRow, 'organization_id' | 'id'>, type: TaskEvent['type'], time: number, data: unknown) {
-  return { organization_id: row.organization_id, task_id: row.id, type, time, data: JSON.stringify(data) };
 }
 
 function withoutSeq(e: TaskEvent & { seq: number }): TaskEvent {
