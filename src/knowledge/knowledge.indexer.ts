@@ -90,7 +90,9 @@ export class KnowledgeIndexer implements Startable {
         this.log.error({ err: e }, 'indexer could not claim a job');
       }
       if (job) {
-        await this.run(job);
+        // A failure to record the outcome (database down) must not end the loop: the lease runs out and the job
+        // is claimed again.
+        await this.run(job).catch((e) => this.log.error({ err: e, job_id: job.id }, 'indexing outcome could not be recorded'));
         continue;
       }
       if (this.wakePending) {
