@@ -47,6 +47,26 @@ export class JobQueueRepository {
     return id;
   }
 
+  /**
+   * Whether any job could be claimed now. A read, so idle workers poll without taking SQLite's write lock (a claim
+   * is an UPDATE, which does even when it matches nothing) away from the tasks queue.
+   */
+  async hasClaimable(kind: string, now: number): Promise<boolean> {
+    const r = await this.db.kysely
+      .selectFrom('jobs')
+      .select('id')
+      .where('kind', '=', kind)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', '=', 'queued'), eb('run_after', '<=', now)]),
+          eb.and([eb('status', '=', 'running'), eb('lease_expires_at', '<', now), eb('attempts', '<', eb.ref('max_attempts'))]),
+        ]),
+      )
+      .limit(1)
+      .executeTakeFirst();
+    return r !== undefined;
+  }
+
   claimDue(kind: string, owner: string, now: number, leaseMs: number): Promise<JobRow | undefined> {
     return this.claim(sql`kind = ${kind} and status = 'queued' and run_after <= ${now}`, sql`run_after`, owner, now, leaseMs);
   }

@@ -83,9 +83,11 @@ export class KnowledgeIndexer implements Startable {
           await this.sweep();
         }
         const now = this.clock.now();
-        job =
-          (await this.jobs.claimDue(INDEX_JOB, this.owner, now, this.opts.leaseMs)) ??
-          (await this.jobs.claimExpired(INDEX_JOB, this.owner, now, this.opts.leaseMs));
+        if (await this.jobs.hasClaimable(INDEX_JOB, now)) {
+          job =
+            (await this.jobs.claimDue(INDEX_JOB, this.owner, now, this.opts.leaseMs)) ??
+            (await this.jobs.claimExpired(INDEX_JOB, this.owner, now, this.opts.leaseMs));
+        }
       } catch (e) {
         this.log.error({ err: e }, 'indexer could not claim a job');
       }
