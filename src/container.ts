@@ -50,7 +50,7 @@ import { SkillToolResolver } from './agents/tool-resolvers/skill.resolver.js';
 import { CustomFunctionToolProvider } from './runtime/tools/custom-function.tools.js';
 import { McpToolProvider } from './runtime/tools/mcp.tools.js';
 import { SkillContext, SkillToolProvider } from './runtime/tools/skill.tools.js';
-import { createEgressPolicy, createSafeFetch } from './net/safe-fetch.js';
+import { createEgressPolicy, createSafeFetch } from './net/index.js';
 import { ChunkStoreRepository } from './knowledge/chunk-store.repository.js';
 import { DocumentReader } from './knowledge/document-reader.js';
 import { OpenAiCompatibleEmbeddings } from './knowledge/embeddings.js';
@@ -61,7 +61,6 @@ import { KnowledgeIndexer } from './knowledge/knowledge.indexer.js';
 import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
-import { createEgressPolicy as createKbEgressPolicy, createSafeFetch as createKbSafeFetch } from './net/index.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -136,6 +135,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const auth = new AuthService(orgsRepo, clock, config.jwt);
 
   const background: Startable[] = [];
+  // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs) goes through this fetch:
+  // the egress policy of CONTRACT section 10, checked on the connected address of every hop.
+  const safeFetch = createSafeFetch(createEgressPolicy(config.egressAllow));
 
   // --- agents (issue 2)
   const agentsRepo = new AgentsRepository(db);
@@ -147,7 +149,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- connectors (issue 5)
   const connectorsRepo = new ConnectorsRepository(db);
   const connectors = new ConnectorsService(connectorsRepo, new OperationSchemas(connectorsRepo, { nodeBudget: config.schemaNodeBudget }), secretBox, clock);
-  const connectorInvoker = new OperationInvoker(connectors, createSafeFetch(createEgressPolicy(config.egressAllow)), new OAuthTokenCache(clock), clock);
+  const connectorInvoker = new OperationInvoker(connectors, safeFetch, new OAuthTokenCache(clock), clock);
   toolResolvers.action = new ActionToolResolver(connectors);
   const actionTools = new ActionToolProvider({
     findConnection: (org, id) => connectors.findConnection(org, id),
@@ -200,7 +202,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   background.push({ start: async () => {}, stop: () => sandbox.close() });
   const customFunctions = new CustomFunctionsService(new CustomFunctionsRepository(db), sandbox, clock);
   const mcpServers = new McpServersService(new McpServersRepository(db), secretBox, clock);
-  const mcpClients = new McpClientPool({ fetch: createSafeFetch(createEgressPolicy(config.egressAllow)), clock });
+  const mcpClients = new McpClientPool({ fetch: safeFetch, clock });
   background.push({ start: async () => {}, stop: () => mcpClients.close() });
   const skills = new SkillsService(new SkillsRepository(db), clock);
   toolResolvers.custom_function = new CustomFunctionToolResolver(customFunctions);
@@ -217,8 +219,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const chunkStore = new ChunkStoreRepository(db);
   const jobQueue = new JobQueueRepository(db);
   const embeddings = config.embeddings ? new OpenAiCompatibleEmbeddings(config.embeddings) : undefined;
-  const kbFetch = createKbSafeFetch(createKbEgressPolicy(config.egressAllow));
-  const documentReader = new DocumentReader(files, kbFetch, { maxBytes: config.files.maxFileBytes, fetchTimeoutMs: 60_000 });
+  const documentReader = new DocumentReader(files, safeFetch, { maxBytes: config.files.maxFileBytes, fetchTimeoutMs: 60_000 });
   const knowledge = new KnowledgeService(kbRepo, chunkStore, jobQueue, files, documentReader, embeddings, clock, log);
   const jobWakeups = new JobWakeups(db, log);
   const knowledgeIndexer = new KnowledgeIndexer(

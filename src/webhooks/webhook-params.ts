@@ -1,6 +1,7 @@
 import { AppError, type ValidationIssue } from '../errors.js';
 import type { TaskUser } from '../tasks/task.types.js';
 import { readPath } from './dot-path.js';
+import { isValidTaskId } from '../tasks/task-ids.js';
 
 /**
  * The parameters of spec 4.5, resolved from the query string, the body, `params_mapping` and the defaults, in that
@@ -45,8 +46,6 @@ const RESERVED = new Set<string>([
 
 const TRUE = new Set(['true', '1', 'yes']);
 const FALSE = new Set(['false', '0', 'no']);
-/** Caller-chosen task ids: 1-128 printable characters (CONTRACT section 6). */
-const TASK_ID_RE = /^[^\p{Cc}\p{Cs}]{1,128}$/u;
 
 /** First value of a query parameter (a repeated parameter counts once). */
 function queryValue(query: Record<string, unknown>, name: string): unknown {
@@ -98,7 +97,7 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
 
   const prompt = str('prompt');
   const taskId = str('task_id');
-  if (taskId !== undefined && !TASK_ID_RE.test(taskId)) {
+  if (taskId !== undefined && !isValidTaskId(taskId)) {
     issues.push({ loc: locs.get('task_id')!, msg: 'Value error, task_id must be 1 to 128 printable characters', type: 'value_error' });
   }
   const user: TaskUser = {
