@@ -7,6 +7,9 @@ import { reachable, startConsoleWorld, type ConsoleWorld } from './browser-harne
  * The console in a real browser against a whole running Agentry: sign in, open an agent, trigger its webhook,
  * watch the task appear and complete live, read its trace, stop a running task, filter and page the tasks.
  */
+/** Waits for a value in the page; generous, because CI machines are shared and slow. */
+const eventually = <T>(fn: () => T | Promise<T>, opts: { timeout?: number } = {}) => expect.poll(fn, { timeout: 15_000, interval: 100, ...opts });
+
 describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
   let w: ConsoleWorld;
   const pages: Page[] = [];
@@ -29,9 +32,9 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     const page = await context.newPage();
     pages.push(page);
     await page.goto(`${w.apiUrl}/#/tasks`);
-    await expect.poll(() => page.url()).toContain('#/signin');
+    await eventually(() => page.url()).toContain('#/signin');
     const key = page.getByLabel('API key');
-    await expect.poll(() => key.evaluate((el) => el === document.activeElement)).toBe(true);
+    await eventually(() => key.evaluate((el) => el === document.activeElement)).toBe(true);
 
     await key.fill('agk_not_a_real_key');
     await key.press('Enter');
@@ -63,31 +66,31 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     await page.getByRole('heading', { name: /Billing helper/, level: 1 }).waitFor();
 
     const config = page.getByRole('region', { name: 'Configuration' });
-    await expect.poll(() => config.textContent()).toContain('You answer billing questions');
+    await eventually(() => config.textContent()).toContain('You answer billing questions');
     expect(await config.textContent()).toContain('openai / gpt-test');
     const versions = page.getByRole('table', { name: /Published versions/ });
-    await expect.poll(() => versions.getByRole('row').count()).toBe(2);
+    await eventually(() => versions.getByRole('row').count()).toBe(2);
     await versions.getByText('Show version 2').click();
-    await expect.poll(() => versions.getByRole('region').or(versions.locator('pre')).first().textContent()).toContain('"name": "Billing helper"');
+    await eventually(() => versions.getByRole('region').or(versions.locator('pre')).first().textContent()).toContain('"name": "Billing helper"');
 
     const keyUrl = page.getByLabel('Key-based URL', { exact: true });
     expect(await keyUrl.inputValue()).toBe(agent.webhook_url);
     await page.getByRole('button', { name: 'Copy Key-based URL' }).click();
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(agent.webhook_url);
+    await eventually(() => page.evaluate(() => navigator.clipboard.readText())).toBe(agent.webhook_url);
 
     await page.getByRole('button', { name: 'Enable public URL' }).click();
     const publicUrl = page.getByLabel('Public URL', { exact: true });
-    await expect.poll(() => publicUrl.inputValue()).toMatch(/\/wh_[A-Za-z0-9_-]{43}$/);
+    await eventually(() => publicUrl.inputValue()).toMatch(/\/wh_[A-Za-z0-9_-]{43}$/);
     const first = await publicUrl.inputValue();
     // Focus moved to the new URL's copy button: the next thing a keyboard user wants.
     expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Copy Public URL');
     await page.getByRole('button', { name: 'Copy Public URL' }).click();
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(first);
+    await eventually(() => page.evaluate(() => navigator.clipboard.readText())).toBe(first);
 
     await page.getByRole('button', { name: 'Regenerate URL' }).click();
     const dialog = page.getByRole('dialog', { name: 'Regenerate the public URL?' });
     await dialog.getByRole('button', { name: 'Regenerate' }).click();
-    await expect.poll(() => publicUrl.inputValue()).not.toBe(first);
+    await eventually(() => publicUrl.inputValue()).not.toBe(first);
     const second = await publicUrl.inputValue();
     expect(second).toMatch(/\/wh_[A-Za-z0-9_-]{43}$/);
     const old = await fetch(reachable(first, w.server), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"prompt":"hi"}' });
@@ -95,7 +98,7 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
 
     // After a reload only the masked URL is known: the secret is never shown twice.
     await page.reload();
-    await expect.poll(() => page.getByLabel('Public URL', { exact: true }).inputValue()).toContain('wh_********');
+    await eventually(() => page.getByLabel('Public URL', { exact: true }).inputValue()).toContain('wh_********');
     expect(await page.getByRole('button', { name: 'Copy Public URL' }).count()).toBe(0);
   });
 
@@ -127,14 +130,14 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     expect(await row.textContent()).toContain('webhook');
     await row.getByRole('link').first().click();
     const status = page.locator('.page-head .badge').first();
-    await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('executing');
+    await eventually(() => status.textContent(), { timeout: 15_000 }).toBe('executing');
     await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
     expect(await page.getByRole('button', { name: 'Stop task' }).isVisible()).toBe(true);
     const input = page.getByRole('region', { name: 'Input' });
     expect(await input.textContent()).toContain('"ticket": 7');
 
     w.model.gate('webhook').open();
-    await expect.poll(() => status.textContent(), { timeout: 20_000 }).toBe('completed');
+    await eventually(() => status.textContent(), { timeout: 20_000 }).toBe('completed');
     expect(await page.getByRole('button', { name: 'Stop task' }).count()).toBe(0);
 
     // The result is rendered Markdown; the trace has both LLM calls and the tool call with timings and tokens.
@@ -142,7 +145,7 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     await result.getByRole('heading', { name: 'Counted' }).waitFor();
     expect(await result.locator('strong').textContent()).toBe('{"words":3}');
     const trace = page.getByRole('region', { name: 'Execution trace' });
-    await expect.poll(() => trace.locator('.timeline-summary').textContent()).toBe('2 LLM calls · 1 tool call · 316 tokens (280 in / 36 out)');
+    await eventually(() => trace.locator('.timeline-summary').textContent()).toBe('2 LLM calls · 1 tool call · 316 tokens (280 in / 36 out)');
     const titles = await trace.locator('.entry-title').allTextContents();
     expect(titles).toEqual(['Task created', 'Status: executing', 'LLM call · openai/gpt-test', 'Tool · word_count', 'LLM call · openai/gpt-test', 'Task completed']);
     const tool = trace.locator('.entry.kind-tool');
@@ -154,11 +157,11 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     expect(await trace.locator('.entry.kind-llm').first().textContent()).toContain('132 (120 in / 12 out) tokens');
 
     const thread = page.getByRole('region', { name: 'Thread' });
-    await expect.poll(() => thread.locator('.message .role').allTextContents()).toEqual(expect.arrayContaining(['user', 'assistant', 'tool']));
+    await eventually(() => thread.locator('.message .role').allTextContents()).toEqual(expect.arrayContaining(['user', 'assistant', 'tool']));
 
     // Reopened later, the same page is built from the stored trace.
     await page.reload();
-    await expect.poll(() => page.getByRole('region', { name: 'Execution trace' }).locator('.entry-title').allTextContents()).toEqual(titles);
+    await eventually(() => page.getByRole('region', { name: 'Execution trace' }).locator('.entry-title').allTextContents()).toEqual(titles);
   });
 
   it('shows uploaded files, and follows a task by polling when the event stream is blocked', { timeout: 60_000 }, async () => {
@@ -190,9 +193,9 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
 
     await page.getByRole('status').filter({ hasText: 'Refreshing every few seconds' }).waitFor({ timeout: 20_000 });
     w.model.gate('files').open();
-    await expect.poll(() => page.locator('.page-head .badge').first().textContent(), { timeout: 20_000 }).toBe('completed');
-    await expect.poll(() => page.locator('.entry-title').allTextContents()).toContain('LLM call · openai/gpt-test');
-    await expect.poll(() => page.getByRole('region', { name: 'Result' }).textContent()).toContain('Done:');
+    await eventually(() => page.locator('.page-head .badge').first().textContent(), { timeout: 20_000 }).toBe('completed');
+    await eventually(() => page.locator('.entry-title').allTextContents()).toContain('LLM call · openai/gpt-test');
+    await eventually(() => page.getByRole('region', { name: 'Result' }).textContent()).toContain('Done:');
   });
 
   it('stops a running task from its page', { timeout: 60_000 }, async () => {
@@ -205,7 +208,7 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     await page.getByRole('navigation', { name: 'Primary' }).getByRole('link', { name: 'Tasks' }).click();
     await page.getByRole('row').filter({ hasText: 'Think forever' }).getByRole('link').first().click();
     const status = page.locator('.page-head .badge').first();
-    await expect.poll(() => status.textContent()).toBe('executing');
+    await eventually(() => status.textContent()).toBe('executing');
 
     await page.getByRole('button', { name: 'Stop task' }).click();
     const dialog = page.getByRole('dialog', { name: 'Stop this task?' });
@@ -216,11 +219,11 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
 
     await page.getByRole('button', { name: 'Stop task' }).click();
     await dialog.getByRole('button', { name: 'Stop task' }).click();
-    await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('stopped');
+    await eventually(() => status.textContent(), { timeout: 15_000 }).toBe('stopped');
     expect(await page.getByRole('button', { name: 'Stop task' }).count()).toBe(0);
     const stored = await w.waitTask(invoked.body.id, (t) => t.status === 'stopped');
     expect(stored.is_manually_stopped).toBe(true);
-    await expect.poll(() => page.locator('.entry-title').last().textContent()).toBe('Task stopped');
+    await eventually(() => page.locator('.entry-title').last().textContent()).toBe('Task stopped');
   });
 
   it('filters the tasks by agent, status, source and date, and pages through them', { timeout: 90_000 }, async () => {
