@@ -108,6 +108,13 @@ describe('markdown renderer: formatting', () => {
     expect(renderMarkdown('x\n\n---\n\ny')).toBe('<p>x</p>\n<hr>\n<p>y</p>');
   });
 
+  it('bounds nesting: ten thousand quote levels render as at most a dozen nested quotes, then text', () => {
+    const html = renderMarkdown(`${'> '.repeat(10_000)}deep`);
+    expect(html.match(/<blockquote>/g)?.length).toBe(13);
+    expect(html).toContain('deep');
+    expect(renderMarkdown(Array.from({ length: 200 }, (_, k) => `${' '.repeat(k * 2)}- level ${k}`).join('\n')).match(/<ul>/g)?.length).toBeLessThanOrEqual(14);
+  });
+
   it('renders empty and missing input as nothing', () => {
     expect(renderMarkdown('')).toBe('');
     expect(renderMarkdown(null)).toBe('');

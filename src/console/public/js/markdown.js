@@ -44,10 +44,10 @@ export function renderInline(text) {
   s = s.replace(/\\([\\`*_{}[\]()#+\-.!|~<>])/g, (_, ch) => keep(escapeHtml(ch)));
   s = s.replace(/<((?:https?:\/\/|mailto:)[^\s<>]+)>/gi, (_, url) => keep(linkHtml(url, escapeHtml(url))));
   s = escapeHtml(s);
-  s = s.replace(/!\[([^\]]*)\]\(([^()\s]+)(?:\s+&quot;[^]*?&quot;)?\)/g, (_, alt, url) =>
+  s = s.replace(/!\[([^\]]{0,500})\]\(([^()\s]{1,2000})(?:\s+&quot;[^]{0,500}?&quot;)?\)/g, (_, alt, url) =>
     keep(linkHtml(unescapeHtml(url), `${emphasis(alt) || 'image'}`)),
   );
-  s = s.replace(/\[([^\]]+)\]\(([^()\s]+)(?:\s+&quot;[^]*?&quot;)?\)/g, (_, label, url) => keep(linkHtml(unescapeHtml(url), emphasis(label))));
+  s = s.replace(/\[([^\]]{1,500})\]\(([^()\s]{1,2000})(?:\s+&quot;[^]{0,500}?&quot;)?\)/g, (_, label, url) => keep(linkHtml(unescapeHtml(url), emphasis(label))));
   s = s.replace(/\bhttps?:\/\/[^\s<>"'\u0000]+/gi, (m) => {
     // Sentence punctuation after a bare URL is not part of it.
     const url = m.replace(/(?:[.,;:!?)\]]|&#39;|&quot;|&gt;)+$/, '');
@@ -59,14 +59,15 @@ export function renderInline(text) {
   return s;
 }
 
+/** Spans are bounded (1,000 characters) so that hostile input cannot make the patterns quadratic. */
 function emphasis(s) {
   return s
-    .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, '<strong>$1</strong>')
-    .replace(/(^|[^\w])__(?=\S)([\s\S]*?\S)__(?!\w)/g, '$1<strong>$2</strong>')
-    .replace(/\*(?=[^\s*])([^*]*?[^\s*])\*/g, '<em>$1</em>')
+    .replace(/\*\*(?=\S)([\s\S]{0,1000}?\S)\*\*/g, '<strong>$1</strong>')
+    .replace(/(^|[^\w])__(?=\S)([\s\S]{0,1000}?\S)__(?!\w)/g, '$1<strong>$2</strong>')
+    .replace(/\*(?=[^\s*])([^*]{0,1000}?[^\s*])\*/g, '<em>$1</em>')
     .replace(/\*(?=[^\s*])([^*])\*/g, '<em>$1</em>')
-    .replace(/(^|[^\w])_(?=[^\s_])([^_]*?[^\s_]|[^\s_])_(?!\w)/g, '$1<em>$2</em>')
-    .replace(/~~(?=\S)([\s\S]*?\S)~~/g, '<del>$1</del>');
+    .replace(/(^|[^\w])_(?=[^\s_])([^_]{0,1000}?[^\s_]|[^\s_])_(?!\w)/g, '$1<em>$2</em>')
+    .replace(/~~(?=\S)([\s\S]{0,1000}?\S)~~/g, '<del>$1</del>');
 }
 
 // ---- blocks -------------------------------------------------------------------------------------------------
@@ -81,10 +82,14 @@ const TABLE_DELIM = /^\s*\|?\s*:?-{1,}:?\s*(?:\|\s*:?-{1,}:?\s*)*\|?\s*$/;
 /** Markdown -> HTML (a fragment to place inside a container element). */
 export function renderMarkdown(source) {
   const lines = String(source ?? '').replace(/\r\n?/g, '\n').replace(/\t/g, '    ').split('\n');
-  return renderBlocks(lines).join('\n');
+  return renderBlocks(lines, 0).join('\n');
 }
 
-function renderBlocks(lines) {
+/** Quotes and lists nest by recursion; deeper than this the rest is shown as plain paragraph text. */
+const MAX_DEPTH = 12;
+
+function renderBlocks(lines, depth) {
+  if (depth > MAX_DEPTH) return [`<p>${renderInline(lines.join('\n'))}</p>`];
   const out = [];
   let i = 0;
   while (i < lines.length) {
@@ -122,11 +127,11 @@ function renderBlocks(lines) {
         body.push(m[1]);
         i++;
       }
-      out.push(`<blockquote>${renderBlocks(body).join('\n')}</blockquote>`);
+      out.push(`<blockquote>${renderBlocks(body, depth + 1).join('\n')}</blockquote>`);
       continue;
     }
     if (LIST_ITEM.test(line)) {
-      i = renderList(lines, i, out);
+      i = renderList(lines, i, out, depth);
       continue;
     }
     if (line.includes('|') && i + 1 < lines.length && TABLE_DELIM.test(lines[i + 1]) && lines[i + 1].includes('-')) {
@@ -147,7 +152,7 @@ function startsBlock(lines, i) {
   return l.includes('|') && i + 1 < lines.length && TABLE_DELIM.test(lines[i + 1]) && lines[i + 1].includes('-');
 }
 
-function renderList(lines, start, out) {
+function renderList(lines, start, out, depth) {
   const first = LIST_ITEM.exec(lines[start]);
   const indent = first[1].length;
   const ordered = /\d/.test(first[2]);
@@ -194,7 +199,7 @@ function renderList(lines, start, out) {
       checkbox = `<input type="checkbox" disabled${task[1] === ' ' ? '' : ' checked'}> `;
       body[0] = body[0].slice(task[0].length);
     }
-    const blocks = renderBlocks(body);
+    const blocks = renderBlocks(body, depth + 1);
     // Tight lists: a lone paragraph is shown without its <p>.
     const html = !loose && blocks[0]?.startsWith('<p>') ? [blocks[0].slice(3, -4), ...blocks.slice(1)].join('\n') : blocks.join('\n');
     return `<li>${checkbox}${html}</li>`;
