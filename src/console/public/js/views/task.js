@@ -97,7 +97,7 @@ export async function renderTask(root, ctx, taskId) {
         ['Created', timeEl(task.created_at)],
         ['Started', timeEl(task.started_at)],
         ['Finished', timeEl(task.finished_at)],
-        ['Duration', task.started_at ? formatDuration(durationBetween(task.started_at, task.finished_at)) + (task.finished_at ? '' : ' so far') : null],
+        ['Duration', task.started_at ? h('span', { id: 'task-duration' }, durationText()) : null],
         ['Attempts', String(task.execution_attempts)],
         ['Model', [task.llm_model_provider, task.llm_model_name].filter(Boolean).join(' / ')],
         ['Tokens', formatTokens(task.tokens)],
@@ -107,6 +107,17 @@ export async function renderTask(root, ctx, taskId) {
       ]),
     );
   }
+
+  function durationText() {
+    return formatDuration(durationBetween(task.started_at, task.finished_at)) + (task.finished_at ? '' : ' so far');
+  }
+
+  // A running task's duration counts up; the rest of the summary changes only with events.
+  const ticker = setInterval(() => {
+    const el = summary.querySelector('#task-duration');
+    if (el && task.started_at && !task.finished_at) el.textContent = durationText();
+  }, 1000);
+  ctx.signal.addEventListener('abort', () => clearInterval(ticker), { once: true });
 
   function renderHitl() {
     if (task.status !== 'paused' || !task.hitl_request) return replaceChildren(hitl);
