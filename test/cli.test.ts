@@ -1,0 +1,131 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnv, TEST_DBS, type TestEnv } from './support/harness.js';
+
+/**
+ * The commands a user types: `agentry keys create`, `agentry migrate`, and `npm start`'s production path
+ * (`scripts/build.mjs` then `node dist/main.js serve`), exercised as real processes.
+ */
+
+const ROOT = join(import.meta.dirname, '..');
+const run = promisify(execFile);
+const BOOTSTRAP = 'agk_bootstrap_key_for_cli_test_0001';
+
+async function cli(env: Record<string, string>, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return run(process.execPath, [join(ROOT, 'bin', 'agentry.mjs'), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHealth(base: string, proc: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`the server exited with ${proc.exitCode}`);
+    try {
+      const r = await fetch(`${base}/health`);
+      if (r.ok) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error('the server did not answer /health');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+beforeAll(async () => {
+  // The production build the server below runs; the same step `npm start` takes.
+  await run(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT });
+}, 120_000);
+
+describe.each(TEST_DBS)('command line and production start (%s)', (kind) => {
+  let env: TestEnv;
+  let server: ChildProcess | undefined;
+  let api = '';
+  let webhook = '';
+  const keys: string[] = [];
+
+  beforeAll(async () => {
+    env = await createTestEnv(kind);
+  });
+  afterAll(async () => {
+    if (server && server.exitCode === null) {
+      const exited = new Promise((r) => server!.once('exit', r));
+      server.kill('SIGTERM');
+      await exited;
+    }
+    await env?.cleanup();
+  });
+
+  it('keys create prints only a new key, creating the organization when needed', async () => {
+    for (const org of ['acme', 'globex']) {
+      const { stdout } = await cli(env.env, 'keys', 'create', '--org', org);
+      expect(stdout).toMatch(/^agk_[A-Za-z0-9_-]{43}\n$/);
+      keys.push(stdout.trim());
+    }
+    const again = (await cli(env.env, 'keys', 'create', '--org', 'acme')).stdout.trim();
+    expect(again).not.toBe(keys[0]);
+  });
+
+  it('keys create without --org explains the usage and fails', async () => {
+    await expect(cli(env.env, 'keys', 'create')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: agentry') });
+  });
+
+  it('migrate is idempotent', async () => {
+    const { stderr } = await cli(env.env, 'migrate');
+    expect(stderr).toContain('migrations applied');
+  });
+
+  it('the built server serves /health and creates an agent with the bootstrap key', async () => {
+    const apiPort = await freePort();
+    const webhookPort = await freePort();
+    server = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+      env: { ...process.env, ...env.env, AGENTRY_BOOTSTRAP_API_KEY: BOOTSTRAP, AGENTRY_API_PORT: String(apiPort), AGENTRY_WEBHOOK_PORT: String(webhookPort) },
+    });
+    api = `http://127.0.0.1:${apiPort}`;
+    webhook = `http://127.0.0.1:${webhookPort}`;
+    await waitForHealth(api, server);
+    await waitForHealth(webhook, server);
+    expect(await (await fetch(`${api}/health`)).json()).toBe('ok');
+    const r = await fetch(`${api}/v1/agents`, {
+      method: 'POST',
+      headers: { 'x-api-key': BOOTSTRAP, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Support bot' }),
+    });
+    expect(r.status).toBe(201);
+    const agent = await r.json();
+    expect(agent).toMatchObject({ name: 'Support bot', version: 2, status: 'ACTIVE' });
+    expect(agent.webhook_url).toBe(`http://localhost:${webhookPort}/?agent_id=${agent.id}&asynchronous=false`);
+    // The console's static files were copied into the build.
+    const page = await fetch(`${api}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<html');
+  });
+
+  it('organizations created with keys create cannot see each other\'s agents', async () => {
+    const [acme, globex] = keys;
+    const post = (key: string, name: string) =>
+      fetch(`${api}/v1/agents`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+    const a = await (await post(acme, 'Acme agent')).json();
+    const g = await (await post(globex, 'Globex agent')).json();
+    const list = async (key: string) => (await (await fetch(`${api}/v1/agents?per_page=50`, { headers: { 'x-api-key': key } })).json()).items.map((x: { name: string }) => x.name);
+    expect(await list(acme)).toEqual(['Acme agent']);
+    expect(await list(globex)).toEqual(['Globex agent']);
+    const cross = await fetch(`${api}/v1/agents/${g.id}`, { headers: { 'x-api-key': acme } });
+    expect(cross.status).toBe(404);
+    expect(await cross.json()).toEqual({ detail: 'Agent not found' });
+    // The same name may exist in two organizations.
+    expect((await post(globex, 'Acme agent')).status).toBe(201);
+    expect((await fetch(`${api}/v1/agents/${a.id}`, { headers: { 'x-api-key': acme } })).status).toBe(200);
+  });
+});
