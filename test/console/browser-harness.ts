@@ -77,7 +77,7 @@ export interface ConsoleWorld {
   llm: ScriptedLlmServer;
   key: string;
   browser: Browser;
-  /** Uncaught errors of the console's script in any page: a test fails if there are any. */
+  /** Uncaught script errors and security-policy violations in any page: a test fails if there are any. */
   pageErrors: string[];
   api<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   createAgent(fields?: Record<string, unknown>): Promise<{ id: string; name: string; webhook_url: string }>;
@@ -143,6 +143,10 @@ export async function startConsoleWorld(kind: DbKind): Promise<ConsoleWorld> {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
       const page = await context.newPage();
       page.on('pageerror', (e) => world.pageErrors.push(e.message));
+      // Anything the page's security policy had to block is a bug in the console (an inline style, a foreign URL).
+      page.on('console', (m) => {
+        if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) world.pageErrors.push(m.text());
+      });
       await page.goto(`${apiUrl}/`);
       await page.getByLabel('API key').fill(key);
       await page.getByRole('button', { name: 'Sign in' }).click();
