@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
 
@@ -8,6 +9,12 @@ import { AppError, isAppError } from '../errors.js';
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
     const mapped = isAppError(err) ? err : fromFastify(err as FastifyError);
+    const status = (err as FastifyError).statusCode;
+    if (!mapped && status && status >= 400 && status < 500) {
+      // A client error raised by Fastify or a plugin (405, 406, 403 from static files, ...): keep its status,
+      // answer in the contract's shape with the standard reason phrase, never the plugin's internals.
+      return reply.code(status).send({ detail: STATUS_CODES[status] ?? 'Bad Request' });
+    }
     if (mapped) {
       if (mapped.retryAfter !== undefined) reply.header('retry-after', String(mapped.retryAfter));
       const detail = mapped.code === 'validation' ? mapped.issues : mapped.message;
@@ -35,10 +42,6 @@ function fromFastify(err: FastifyError): AppError | undefined {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('bad_request', 'Invalid content length');
   }
-  // Errors raised by Fastify itself with a 4xx status are the client's; keep their status, not their internals.
-  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-    const code = ({ 400: 'bad_request', 404: 'not_found', 413: 'too_large', 415: 'unsupported_media' } as const)[err.statusCode as 400];
-    if (code) return new AppError(code, err.statusCode === 413 ? 'Request too large' : 'Bad request');
-  }
+  if (err.statusCode === 413) return new AppError('too_large', 'Request too large');
   return undefined;
 }
