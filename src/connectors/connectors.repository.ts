@@ -200,16 +200,13 @@ export class ConnectorsRepository {
     return r && toConnection(r);
   }
 
-  async listConnections(orgId: string, connectorId: string): Promise<ConnectionRecord[]> {
-    const rows = await this.db.kysely
-      .selectFrom('connector_connections')
-      .selectAll()
-      .where('organization_id', '=', orgId)
-      .where('connector_id', '=', connectorId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toConnection);
+  async listConnections(orgId: string, connectorId: string, offset: number, limit: number): Promise<{ items: ConnectionRecord[]; total: number }> {
+    const scope = this.db.kysely.selectFrom('connector_connections').where('organization_id', '=', orgId).where('connector_id', '=', connectorId);
+    const [rows, count] = await Promise.all([
+      scope.selectAll().orderBy('created_at').orderBy('id').offset(offset).limit(limit).execute(),
+      scope.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
+    ]);
+    return { items: rows.map(toConnection), total: Number(count?.n ?? 0) };
   }
 
   async deleteConnection(orgId: string, connectorId: string, id: string): Promise<boolean> {

@@ -124,9 +124,10 @@ export class ConnectorsService {
     return this.presentConnection(record);
   }
 
-  async listConnections(orgId: string, connectorId: string): Promise<ConnectionView[]> {
+  async listConnections(orgId: string, connectorId: string, page: number, perPage: number): Promise<{ items: ConnectionView[]; total: number }> {
     await this.connector(orgId, connectorId);
-    return (await this.repo.listConnections(orgId, connectorId)).map((r) => this.presentConnection(r));
+    const { items, total } = await this.repo.listConnections(orgId, connectorId, (page - 1) * perPage, perPage);
+    return { items: items.map((r) => this.presentConnection(r)), total };
   }
 
   async deleteConnection(orgId: string, connectorId: string, id: string): Promise<void> {

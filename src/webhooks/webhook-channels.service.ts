@@ -22,6 +22,11 @@ export interface WebhookSettings {
 const SECRET_BYTES = 32;
 const SECRET_RE = /^[A-Za-z0-9_-]{43}$/;
 
+/** Spec 7.2: a temporary failure resolving a public URL; the caller retries. */
+export function publicLookupUnavailable(cause: unknown): AppError {
+  return new AppError('unavailable', 'Public webhook lookup temporarily unavailable', { retryAfter: 5, cause });
+}
+
 export function keyFormUrl(webhookBase: string, agentId: string): string {
   return `${webhookBase}/?agent_id=${agentId}&asynchronous=false`;
 }
@@ -72,7 +77,7 @@ export class WebhookChannelsService {
     try {
       channel = await this.repo.findBySecretHash(sha256Hex(secret));
     } catch (e) {
-      throw new AppError('unavailable', 'Public webhook lookup temporarily unavailable', { retryAfter: 5, cause: e });
+      throw publicLookupUnavailable(e);
     }
     return channel && { organizationId: channel.organizationId, agentId: channel.agentId };
   }

@@ -5,7 +5,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Task, TaskSubmitter } from '../tasks/task.types.js';
 import { readPath } from './dot-path.js';
 import type { WebhookAgentDirectory } from './webhook-agents.js';
-import type { WebhookChannelsService } from './webhook-channels.service.js';
+import { publicLookupUnavailable, type WebhookChannelsService } from './webhook-channels.service.js';
 import { parseWebhookParams, type WebhookForm, type WebhookParams } from './webhook-params.js';
 
 /** One inbound call, as the HTTP layer hands it over: parsed, files buffered within the size limits. */
@@ -96,11 +96,24 @@ export class WebhookReceiver {
       ({ organizationId } = await this.auth.byApiKey(call.apiKey));
       agentId = id;
     }
-    const agent = await this.agents.find(organizationId, agentId);
+    const agent = await this.findAgent(call.form, organizationId, agentId);
     // A public URL whose agent is gone is as dead as a revoked one.
     if (!agent) throw call.form === 'public' ? new AppError('unauthenticated', 'API key not specified') : AppError.notFound('Agent');
     if (!agent.developerAccess || agent.status === 'INACTIVE') throw new AppError('forbidden', 'Invalid API key');
     return { organizationId, agentId };
+  }
+
+  /**
+   * The bound agent is part of resolving a public URL (spec 7.2): a failing lookup is the same retryable 503 as a
+   * failing secret lookup, never a 500 the caller would not retry.
+   */
+  private async findAgent(form: WebhookForm, organizationId: string, agentId: string) {
+    if (form !== 'public') return this.agents.find(organizationId, agentId);
+    try {
+      return await this.agents.find(organizationId, agentId);
+    } catch (e) {
+      throw publicLookupUnavailable(e);
+    }
   }
 
   private async discard(organizationId: string, stored: StoredFile[]): Promise<void> {

@@ -213,7 +213,7 @@ describe.each(TEST_DBS)('connectors API (%s)', (kind) => {
   it('keeps connection secrets write-only', async () => {
     const r = await t.req('GET', `/v1/connectors/${connectorId}/connections`);
     expect(r.statusCode).toBe(200);
-    const [conn] = r.json();
+    const [conn] = r.json().items;
     expect(conn).toMatchObject({ id: connectionId, connector_id: connectorId, name: 'prod', base_url: null, security: { type: 'bearer', token: '********' }, headers: { 'X-Custom': '********' } });
     expect(JSON.stringify(r.json())).not.toContain('sekret-token');
     const stored = await t.c.db.kysely.selectFrom('connector_connections').selectAll().where('id', '=', connectionId).executeTakeFirstOrThrow();

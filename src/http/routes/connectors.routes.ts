@@ -50,8 +50,11 @@ export function connectorsRoutes(router: Router, c: Container): void {
   );
 
   router.route(
-    { method: 'GET', url: '/v1/connectors/:connector_id/connections', summary: "List a connector's connections", tags, params: ConnectorParams },
-    ({ principal, params }) => svc.listConnections(principal.organizationId, params.connector_id),
+    { method: 'GET', url: '/v1/connectors/:connector_id/connections', summary: "List a connector's connections", tags, params: ConnectorParams, query: PageQuery },
+    async ({ principal, params, query }) => {
+      const { items, total } = await svc.listConnections(principal.organizationId, params.connector_id, query.page, query.per_page);
+      return pageOf(items, total, query.page, query.per_page);
+    },
   );
 
   router.route(

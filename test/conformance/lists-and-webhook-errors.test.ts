@@ -1,0 +1,57 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
+
+/** Conformance probes: CONTRACT section 0 (list shape) and spec 7.2 (webhook 503). */
+
+const PETS = {
+  openapi: '3.0.3',
+  info: { title: 'Pets', version: '1' },
+  servers: [{ url: 'https://api.example.com' }],
+  paths: { '/pets': { get: { operationId: 'listPets', responses: { '200': { description: 'ok' } } } } },
+};
+
+describe.each(TEST_DBS)('conformance: lists and webhook errors (%s)', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(kind);
+  });
+  afterAll(async () => t?.close());
+
+  it("a connector's connections are a paged list {items,total,page,per_page,total_pages}, per_page 1..50", async () => {
+    const connector = (await t.req('POST', '/v1/connectors', { name: 'pets', openapi: PETS })).json().id as string;
+    for (const name of ['one', 'two', 'three']) {
+      expect((await t.req('POST', `/v1/connectors/${connector}/connect`, { name, security: { type: 'bearer', token: `tok-${name}` } })).statusCode).toBe(201);
+    }
+    const first = await t.req('GET', `/v1/connectors/${connector}/connections?per_page=2`);
+    expect(first.statusCode).toBe(200);
+    const body = first.json();
+    expect(Object.keys(body).sort()).toEqual(['items', 'page', 'per_page', 'total', 'total_pages']);
+    expect(body).toMatchObject({ total: 3, page: 1, per_page: 2, total_pages: 2 });
+    expect(body.items.map((c: { name: string }) => c.name)).toEqual(['one', 'two']);
+    const second = (await t.req('GET', `/v1/connectors/${connector}/connections?per_page=2&page=2`)).json();
+    expect(second.items.map((c: { name: string }) => c.name)).toEqual(['three']);
+    expect(second.items[0].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/);
+    expect(JSON.stringify([body, second])).not.toContain('tok-');
+    const tooMany = await t.req('GET', `/v1/connectors/${connector}/connections?per_page=51`);
+    expect(tooMany.statusCode).toBe(422);
+    expect(tooMany.json().detail[0]).toMatchObject({ loc: ['query', 'per_page'], type: 'less_than_equal' });
+  });
+
+  it('public URL: a failing lookup of the bound agent is 503 with Retry-After, not a 500', async () => {
+    const agent = (await t.req('POST', '/v1/agents', { name: 'bound-agent' })).json().id as string;
+    const url = new URL((await t.req('POST', `/v1/agents/${agent}/webhook`)).json().url as string);
+    // The secret resolves (its table is intact); the agent behind it cannot be read.
+    await sql`alter table agents rename to agents_away`.execute(t.c.db.kysely);
+    try {
+      const r = await t.webhooks.inject({ method: 'POST', url: url.pathname, payload: { prompt: 'x' } });
+      expect(r.statusCode).toBe(503);
+      expect(r.json()).toEqual({ detail: 'Public webhook lookup temporarily unavailable' });
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await sql`alter table agents_away rename to agents`.execute(t.c.db.kysely);
+    }
+    const back = await t.webhooks.inject({ method: 'POST', url: url.pathname, payload: { prompt: 'x' } });
+    expect(back.json()).toEqual({ status: 'Started' });
+  });
+});
