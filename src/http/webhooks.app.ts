@@ -3,10 +3,10 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../container.js';
 import { AppError } from '../errors.js';
-import type { IncomingFile } from '../files/files.service.js';
 import type { WebhookForm } from '../webhooks/webhook-params.js';
 import { createFastify } from './fastify-options.js';
 import { installErrorHandler } from './error-handler.js';
+import { readMultipart } from './multipart.js';
 
 /** Multipart text fields are parameters and context, not documents: 1 MB each is generous. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -68,34 +68,3 @@ function objectBody(body: unknown, isForm: boolean): Record<string, unknown> {
   return out;
 }
 
-/**
- * Reads a multipart body: text fields become body values (the first of a repeated name counts), every file part
- * is a file whatever its field name. Sizes are enforced while streaming, so an oversized upload is refused (413,
- * naming the file) without being buffered whole.
- */
-async function readMultipart(request: FastifyRequest, c: Container): Promise<{ body: Record<string, unknown>; files: IncomingFile[] }> {
-  const { maxFileBytes } = c.config.files;
-  const body: Record<string, unknown> = {};
-  const files: IncomingFile[] = [];
-  let total = 0;
-  for await (const part of request.parts({ limits: { fileSize: maxFileBytes } })) {
-    if (part.type === 'field') {
-      if (!(part.fieldname in body)) body[part.fieldname] = part.value;
-      continue;
-    }
-    const name = part.filename || part.fieldname || 'file';
-    let bytes: Buffer;
-    try {
-      bytes = await part.toBuffer();
-    } catch (e) {
-      if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') c.files.checkFileSize(name, maxFileBytes + 1);
-      throw e;
-    }
-    // Browsers send an empty part for a file input left blank.
-    if (!part.filename && bytes.length === 0) continue;
-    total += bytes.length;
-    c.files.checkRequestSize(total);
-    files.push({ name, bytes });
-  }
-  return { body, files };
-}

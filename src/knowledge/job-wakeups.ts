@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { Db } from '../db/database.js';
+import { PgListener } from '../db/pg-listener.js';
 import type { Logger } from '../lib/logger.js';
 
 const CHANNEL = 'agentry_jobs';
@@ -11,10 +11,7 @@ const CHANNEL = 'agentry_jobs';
  * notification (or SQLite, where the worker usually shares the process) delays work by a poll at most.
  */
 export class JobWakeups {
-  private client?: pg.Client;
-  private closed = true;
-  private reconnectTimer?: NodeJS.Timeout;
-  private onWake: () => void = () => {};
+  private listener?: PgListener;
 
   constructor(
     private readonly db: Db,
@@ -34,52 +31,12 @@ export class JobWakeups {
   /** Starts listening (PostgreSQL only); `onWake` runs on every notification and after each reconnect. */
   async listen(onWake: () => void): Promise<void> {
     if (this.db.dialect !== 'postgres' || !this.db.url) return;
-    this.onWake = onWake;
-    this.closed = false;
-    await this.connect();
+    // After a reconnect: anything queued while disconnected.
+    this.listener = new PgListener({ url: this.db.url, channel: CHANNEL, log: this.log, what: 'job', onNotification: onWake, onConnected: onWake });
+    await this.listener.start();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.reconnectTimer);
-    const c = this.client;
-    this.client = undefined;
-    await c?.end().catch(() => {});
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.db.url });
-    client.on('notification', (msg) => {
-      if (msg.channel === CHANNEL) this.onWake();
-    });
-    client.on('error', (err) => {
-      this.log.warn({ err }, 'job notification connection lost; reconnecting');
-      if (this.client === client) this.client = undefined;
-      client.end().catch(() => {});
-      this.scheduleReconnect();
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-      if (this.closed) {
-        await client.end();
-        return;
-      }
-      this.client = client;
-      // Anything queued while disconnected.
-      this.onWake();
-    } catch (err) {
-      this.log.warn({ err }, 'cannot listen for job notifications; polling meanwhile');
-      client.end().catch(() => {});
-      this.scheduleReconnect();
-    }
-  }
-
-  private scheduleReconnect(): void {
-    if (this.closed || this.reconnectTimer) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      if (!this.closed && !this.client) void this.connect();
-    }, 1000);
+    await this.listener?.close();
   }
 }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import pg from 'pg';
+import { PgListener } from '../db/pg-listener.js';
 import type { Logger } from '../lib/logger.js';
 
 /**
@@ -16,12 +16,10 @@ const NOTIFY_COALESCE_MS = 20;
 
 export class TaskSignals {
   private readonly bus = new EventEmitter();
-  private listenClient?: pg.Client;
-  private connecting?: Promise<void>;
+  private readonly listener?: PgListener;
   private closed = false;
   private pendingNotify = new Map<string, TaskSignal>();
   private flushTimer?: NodeJS.Timeout;
-  private reconnectTimer?: NodeJS.Timeout;
   /** Identifies this instance's own notifications, which its listeners already heard in-process. */
   private readonly instance = Math.random().toString(36).slice(2);
 
@@ -35,6 +33,18 @@ export class TaskSignals {
     private readonly listenUrl?: string,
   ) {
     this.bus.setMaxListeners(0);
+    if (listenUrl) {
+      this.listener = new PgListener({
+        url: listenUrl,
+        channel: CHANNEL,
+        log,
+        what: 'task',
+        onNotification: (payload) => this.received(payload),
+        // Anything missed while disconnected: listeners re-read on any signal.
+        onConnected: () => this.bus.emit('signal', { kind: 'queued' }),
+        wanted: () => this.bus.listenerCount('signal') > 0,
+      });
+    }
   }
 
   /** True when other processes' signals arrive here; otherwise listeners must poll to see them. */
@@ -45,7 +55,7 @@ export class TaskSignals {
   /** Subscribes; returns the unsubscribe function. Starts listening on PostgreSQL on first use. */
   on(listener: (s: TaskSignal) => void): () => void {
     this.bus.on('signal', listener);
-    void this.ensureListening();
+    void this.listener?.start();
     return () => this.bus.off('signal', listener);
   }
 
@@ -59,14 +69,11 @@ export class TaskSignals {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.reconnectTimer);
     if (this.flushTimer) {
       clearTimeout(this.flushTimer);
       await this.flush();
     }
-    const client = this.listenClient;
-    this.listenClient = undefined;
-    await client?.end().catch(() => {});
+    await this.listener?.close();
   }
 
   private async flush(): Promise<void> {
@@ -82,53 +89,15 @@ export class TaskSignals {
     }
   }
 
-  private ensureListening(): Promise<void> | undefined {
-    if (!this.listenUrl || this.closed || this.listenClient) return;
-    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
-    return this.connecting;
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.listenUrl });
-    client.on('notification', (msg) => {
-      if (msg.channel !== CHANNEL || !msg.payload) return;
-      try {
-        const s = JSON.parse(msg.payload) as TaskSignal & { from?: string };
-        if (s.from === this.instance) return;
-        this.bus.emit('signal', s.kind === 'queued' ? { kind: 'queued' } : { kind: 'task', organizationId: s.organizationId, taskId: s.taskId });
-      } catch {
-        // A malformed payload is someone else's; ignore it.
-      }
-    });
-    client.on('error', (err) => {
-      this.log.warn({ err }, 'task notification connection lost; reconnecting');
-      if (this.listenClient === client) this.listenClient = undefined;
-      client.end().catch(() => {});
-      this.scheduleReconnect();
-    });
+  private received(payload: string): void {
+    if (!payload) return;
     try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-      if (this.closed) {
-        await client.end();
-        return;
-      }
-      this.listenClient = client;
-      // Anything missed while disconnected: listeners re-read on any signal.
-      this.bus.emit('signal', { kind: 'queued' });
-    } catch (err) {
-      this.log.warn({ err }, 'cannot listen for task notifications; polling meanwhile');
-      client.end().catch(() => {});
-      this.scheduleReconnect();
+      const s = JSON.parse(payload) as TaskSignal & { from?: string };
+      if (s.from === this.instance) return;
+      this.bus.emit('signal', s.kind === 'queued' ? { kind: 'queued' } : { kind: 'task', organizationId: s.organizationId, taskId: s.taskId });
+    } catch {
+      // A malformed payload is someone else's; ignore it.
     }
-  }
-
-  private scheduleReconnect(): void {
-    if (this.closed || this.reconnectTimer || this.bus.listenerCount('signal') === 0) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      void this.ensureListening();
-    }, 1000);
   }
 }
 

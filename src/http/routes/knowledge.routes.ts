@@ -1,8 +1,7 @@
-import type { FastifyRequest } from 'fastify';
 import type { Container } from '../../container.js';
 import { AppError } from '../../errors.js';
-import type { IncomingFile } from '../../files/files.service.js';
 import { AddDocumentsBody, DocumentParams, KbCreateBody, KbParams, KbUpdateBody, SearchQuery } from '../../knowledge/knowledge.schemas.js';
+import { readMultipart } from '../multipart.js';
 import { pageOf, PageQuery, type Router } from '../router.js';
 
 /** Knowledge bases, their documents and search (CONTRACT section 8). */
@@ -47,7 +46,7 @@ export function knowledgeRoutes(router: Router, c: Container): void {
       status: 201,
     },
     async ({ principal, params, body, request }) => {
-      if (request.isMultipart()) return c.knowledge.addFiles(principal.organizationId, params.kb_id, await readFiles(request, c));
+      if (request.isMultipart()) return c.knowledge.addFiles(principal.organizationId, params.kb_id, (await readMultipart(request, c)).files);
       if (!body) throw AppError.validation([{ loc: ['body', 'document_urls'], msg: 'Field required', type: 'missing' }]);
       return c.knowledge.addUrls(principal.organizationId, params.kb_id, body.document_urls);
     },
@@ -81,27 +80,4 @@ export function knowledgeRoutes(router: Router, c: Container): void {
       return hits.map((h) => ({ content: h.content, score: h.score, document_id: h.document_id }));
     },
   );
-}
-
-/** Every file part, whatever its field name; sizes enforced while streaming (413 naming the file). */
-async function readFiles(request: FastifyRequest, c: Container): Promise<IncomingFile[]> {
-  const { maxFileBytes } = c.config.files;
-  const files: IncomingFile[] = [];
-  let total = 0;
-  for await (const part of request.parts({ limits: { fileSize: maxFileBytes } })) {
-    if (part.type === 'field') continue;
-    const name = part.filename || part.fieldname || 'file';
-    let bytes: Buffer;
-    try {
-      bytes = await part.toBuffer();
-    } catch (e) {
-      if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') c.files.checkFileSize(name, maxFileBytes + 1);
-      throw e;
-    }
-    if (!part.filename && bytes.length === 0) continue;
-    total += bytes.length;
-    c.files.checkRequestSize(total);
-    files.push({ name, bytes });
-  }
-  return files;
 }
