@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../container.js';
 import { AppError } from '../errors.js';
 import type { WebhookForm } from '../webhooks/webhook-params.js';
+import type { PublicBinding } from '../webhooks/webhook-receiver.service.js';
 import { createFastify } from './fastify-options.js';
 import { installErrorHandler } from './error-handler.js';
 import { readMultipart } from './multipart.js';
@@ -23,6 +24,12 @@ export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
   await app.register(multipart, { limits: { fieldSize: MAX_FIELD_BYTES, fields: 1000, parts: 10_000 } });
   app.get('/health', async (_req, reply) => reply.type('application/json').send('"ok"'));
 
+  // A public URL is checked before its body is parsed: a dead URL answers 401 (spec 7.2) whatever it was sent.
+  const bindings = new WeakMap<FastifyRequest, PublicBinding>();
+  const resolvePublic = async (request: FastifyRequest) => {
+    bindings.set(request, await c.webhooks.resolvePublic((request.params as { secret: string }).secret));
+  };
+
   const handle = (form: WebhookForm) => async (request: FastifyRequest, reply: FastifyReply) => {
     const query = (request.query ?? {}) as Record<string, unknown>;
     const isForm = /^application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '');
@@ -30,6 +37,7 @@ export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
     const answer = await c.webhooks.invoke({
       form,
       secret: form === 'public' ? (request.params as { secret: string }).secret : undefined,
+      bound: bindings.get(request),
       apiKey: form === 'key' ? apiKeyOf(request, query) : undefined,
       query,
       body,
@@ -40,7 +48,7 @@ export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
     return reply.code(200).type('application/json').send(JSON.stringify(value ?? null));
   };
 
-  app.post('/wh_:secret', handle('public'));
+  app.post('/wh_:secret', { onRequest: resolvePublic }, handle('public'));
   app.post('/', handle('key'));
   return app;
 }

@@ -13,11 +13,18 @@ export interface WebhookCall {
   form: WebhookForm;
   /** Public form: the secret from the path. */
   secret?: string;
+  /** Public form: the secret already resolved by `resolvePublic` (the HTTP layer does it before reading the body). */
+  bound?: PublicBinding;
   /** Key form: `x-api-key` from the header or the query string. */
   apiKey?: string;
   query: Record<string, unknown>;
   body: Record<string, unknown>;
   files: IncomingFile[];
+}
+
+export interface PublicBinding {
+  organizationId: string;
+  agentId: string;
 }
 
 export type WebhookAnswer = { kind: 'started' } | { kind: 'result'; value: unknown };
@@ -81,14 +88,22 @@ export class WebhookReceiver {
     return { kind: 'result', value: present(final, params) };
   }
 
+  /**
+   * The agent a public URL is bound to; 401 for an unknown, regenerated or revoked URL (spec 7.2), 503 when the
+   * lookup fails. Needs nothing from the body, so a dead URL is refused before its body is read.
+   */
+  async resolvePublic(secret: string | undefined): Promise<PublicBinding> {
+    const bound = secret ? await this.channels.resolveSecret(secret) : undefined;
+    if (!bound) throw new AppError('unauthenticated', 'API key not specified');
+    return bound;
+  }
+
   /** Resolves the organization and agent, with the exact refusals of spec 7.2. */
   private async authenticate(call: WebhookCall): Promise<{ organizationId: string; agentId: string }> {
     let organizationId: string;
     let agentId: string;
     if (call.form === 'public') {
-      const bound = call.secret ? await this.channels.resolveSecret(call.secret) : undefined;
-      if (!bound) throw new AppError('unauthenticated', 'API key not specified');
-      ({ organizationId, agentId } = bound);
+      ({ organizationId, agentId } = call.bound ?? (await this.resolvePublic(call.secret)));
     } else {
       const id = firstString(call.query.agent_id) ?? firstString(call.body.agent_id);
       if (!id) throw new AppError('bad_request', 'agent_id is required');

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
 
-/** Conformance probes: CONTRACT section 0 (list shape) and spec 7.2 (webhook 503). */
+/** Conformance probes: CONTRACT section 0 (list shape) and spec 7.2 (webhook 401 and 503). */
 
 const PETS = {
   openapi: '3.0.3',
@@ -36,6 +36,21 @@ describe.each(TEST_DBS)('conformance: lists and webhook errors (%s)', (kind) => 
     const tooMany = await t.req('GET', `/v1/connectors/${connector}/connections?per_page=51`);
     expect(tooMany.statusCode).toBe(422);
     expect(tooMany.json().detail[0]).toMatchObject({ loc: ['query', 'per_page'], type: 'less_than_equal' });
+  });
+
+  it('public URL: a dead URL answers 401 whatever its body; a live one reports malformed JSON as 422 json_invalid', async () => {
+    const agent = (await t.req('POST', '/v1/agents', { name: 'malformed-body-agent' })).json().id as string;
+    const live = new URL((await t.req('POST', `/v1/agents/${agent}/webhook`)).json().url as string).pathname;
+    const send = (url: string) => t.webhooks.inject({ method: 'POST', url, payload: '{"prompt": ', headers: { 'content-type': 'application/json' } });
+    const dead = await send(`/wh_${'A'.repeat(43)}`);
+    expect(dead.statusCode).toBe(401);
+    expect(dead.json()).toEqual({ detail: 'API key not specified' });
+    const malformed = await send(live);
+    expect(malformed.statusCode).toBe(422);
+    expect(malformed.json()).toEqual({ detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }] });
+    // Regenerated: the old URL is dead at once, also for a malformed body.
+    await t.req('POST', `/v1/agents/${agent}/webhook/regenerate`);
+    expect((await send(live)).statusCode).toBe(401);
   });
 
   it('public URL: a failing lookup of the bound agent is 503 with Retry-After, not a 500', async () => {
