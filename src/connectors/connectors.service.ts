@@ -41,15 +41,8 @@ export interface ConnectionView {
   created_at: string;
 }
 
-export interface OperationView {
-  id: string;
-  operationId: string;
-  path: string;
-  method: string;
-  summary: string | null;
-  description: string | null;
-  tags: string[];
-}
+/** An operation as the catalog lists it (CONTRACT section 3); `presentOperation` copies exactly these fields. */
+export type OperationView = CatalogOperation;
 
 /** A connection with its secrets opened, for the invoker only. */
 export interface OpenConnection {

@@ -1,7 +1,7 @@
 import { sql, type Transaction, type UpdateQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { NewMessageRow, TaskMessageRow, TaskRow } from './tasks.repository.js';
+import { RELEASED_ON_FINISH, type NewMessageRow, type TaskMessageRow, type TaskRow } from './tasks.repository.js';
 
 /** A claimed task as one worker holds it: every write below names this fence and is refused once it moved on. */
 export interface Lease {
@@ -100,11 +100,7 @@ export class TaskQueueRepository {
           status: 'error',
           result: result(r.execution_attempts),
           fence: eb('fence', '+', 1),
-          lease_owner: null,
-          lease_expires_at: null,
-          sealed_user_tokens: null,
-          hitl_request: null,
-          hitl_decision: null,
+          ...RELEASED_ON_FINISH,
           finished_at: now,
           updated_at: now,
         }))
@@ -181,11 +177,7 @@ export class TaskQueueRepository {
           total_tokens: eb('total_tokens', '+', f.tokens.total_tokens),
           llm_model_provider: f.llm_model_provider,
           llm_model_name: f.llm_model_name,
-          lease_owner: null,
-          lease_expires_at: null,
-          sealed_user_tokens: null,
-          hitl_request: null,
-          hitl_decision: null,
+          ...RELEASED_ON_FINISH,
           finished_at: now,
           updated_at: now,
         })),

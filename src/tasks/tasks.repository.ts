@@ -3,6 +3,9 @@ import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { TaskStatus } from './task.types.js';
 
+/** What a task drops when its run ends (finished, failed, stopped): the lease, the user's tokens, a pending approval. */
+export const RELEASED_ON_FINISH = { lease_owner: null, lease_expires_at: null, sealed_user_tokens: null, hitl_request: null, hitl_decision: null } as const;
+
 export type TaskRow = Selectable<Database['tasks']>;
 export type TaskEventRow = Selectable<Database['task_events']>;
 export type TaskMessageRow = Selectable<Database['task_messages']>;
@@ -144,11 +147,7 @@ export class TasksRepository {
         status: 'stopped',
         is_manually_stopped: 1,
         fence: eb('fence', '+', 1),
-        lease_owner: null,
-        lease_expires_at: null,
-        sealed_user_tokens: null,
-        hitl_request: null,
-        hitl_decision: null,
+        ...RELEASED_ON_FINISH,
         finished_at: now,
         updated_at: now,
       }))
