@@ -137,8 +137,8 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child): Promis
 
     // --- two workers on PostgreSQL: a fresh backlog, then two worker processes drain it
     if (db === 'postgres') {
-      const { id: agent2 } = await setupAgent(front, llm.url, 'Bench agent 2');
-      const url2 = (await json(`${front.api}/v1/agents/${agent2}/webhook`, { key: KEY })).url.replace(/^https?:\/\/[^/]+/, front.webhook);
+      // The public URL is shown once, when the channel is enabled (only its hash is stored).
+      const { id: agent2, publicUrl: url2 } = await setupAgent(front, llm.url, 'Bench agent 2');
       await load({ url: url2, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"prompt":"hi"}', connections: CONNECTIONS, amount: BACKLOG });
       const backlog = await countTasks(front, agent2, 'pending');
       since = Date.now();
