@@ -24,14 +24,14 @@ export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
   await app.register(multipart, { limits: { fieldSize: MAX_FIELD_BYTES, fields: 1000, parts: 10_000 } });
   app.get('/health', async (_req, reply) => reply.type('application/json').send('"ok"'));
 
-  // A public URL is checked before its body is parsed: a dead URL answers 401 (spec 7.2) whatever it was sent.
+  // Credentials are checked before the body is parsed: a caller without them gets 401/403 (spec 7.2) whatever it sent.
   const bindings = new WeakMap<FastifyRequest, PublicBinding>();
   const resolvePublic = async (request: FastifyRequest) => {
     bindings.set(request, await c.webhooks.resolvePublic((request.params as { secret: string }).secret));
   };
 
   const handle = (form: WebhookForm) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const query = (request.query ?? {}) as Record<string, unknown>;
+    const query = queryOf(request);
     const isForm = /^application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '');
     const { body, files } = request.isMultipart() ? await readMultipart(request, c) : { body: objectBody(request.body, isForm), files: [] };
     const answer = await c.webhooks.invoke({
@@ -49,8 +49,12 @@ export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
   };
 
   app.post('/wh_:secret', { onRequest: resolvePublic }, handle('public'));
-  app.post('/', handle('key'));
+  app.post('/', { onRequest: async (request) => c.webhooks.precheckKey(queryOf(request), apiKeyOf(request, queryOf(request))) }, handle('key'));
   return app;
+}
+
+function queryOf(request: FastifyRequest): Record<string, unknown> {
+  return (request.query ?? {}) as Record<string, unknown>;
 }
 
 function apiKeyOf(request: FastifyRequest, query: Record<string, unknown>): string | undefined {

@@ -98,6 +98,16 @@ export class WebhookReceiver {
     return bound;
   }
 
+  /**
+   * Key form, before the body is read: with `agent_id` in the query the next checks (key present, key valid) need
+   * nothing from the body, so a caller without a valid key is refused with 401/403 whatever it sent.
+   */
+  async precheckKey(query: Record<string, unknown>, apiKey: string | undefined): Promise<void> {
+    if (!firstString(query.agent_id)) return;
+    if (!apiKey) throw new AppError('unauthenticated', 'API key not specified');
+    await this.auth.byApiKey(apiKey);
+  }
+
   /** Resolves the organization and agent, with the exact refusals of spec 7.2. */
   private async authenticate(call: WebhookCall): Promise<{ organizationId: string; agentId: string }> {
     let organizationId: string;

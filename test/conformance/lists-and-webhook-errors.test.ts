@@ -53,6 +53,27 @@ describe.each(TEST_DBS)('conformance: lists and webhook errors (%s)', (kind) => 
     expect((await send(live)).statusCode).toBe(401);
   });
 
+  it('key form: with agent_id in the query, a missing or wrong key is 401/403 whatever the body; agent_id missing stays 400', async () => {
+    const agent = (await t.req('POST', '/v1/agents', { name: 'key-form-agent' })).json().id as string;
+    const send = (url: string, headers: Record<string, string> = {}) =>
+      t.webhooks.inject({ method: 'POST', url, payload: '{"prompt": ', headers: { 'content-type': 'application/json', ...headers } });
+    expect((await send(`/?agent_id=${agent}`)).json()).toEqual({ detail: 'API key not specified' });
+    expect((await send(`/?agent_id=${agent}`)).statusCode).toBe(401);
+    const wrong = await send(`/?agent_id=${agent}`, { 'x-api-key': 'agk_wrong' });
+    expect(wrong.statusCode).toBe(403);
+    expect(wrong.json()).toEqual({ detail: 'Invalid API key' });
+    const wrongInQuery = await send(`/?agent_id=${agent}&x-api-key=agk_wrong`);
+    expect(wrongInQuery.statusCode).toBe(403);
+    // A valid key: the malformed body is the caller's error.
+    const malformed = await send(`/?agent_id=${agent}`, { 'x-api-key': t.keyA });
+    expect(malformed.statusCode).toBe(422);
+    expect(malformed.json().detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+    // agent_id may be in the body, so without it in the query the body is read first: 400 comes before 401.
+    const noAgent = await t.webhooks.inject({ method: 'POST', url: '/', payload: { prompt: 'x' } });
+    expect(noAgent.statusCode).toBe(400);
+    expect(noAgent.json()).toEqual({ detail: 'agent_id is required' });
+  });
+
   it('public URL: a failing lookup of the bound agent is 503 with Retry-After, not a 500', async () => {
     const agent = (await t.req('POST', '/v1/agents', { name: 'bound-agent' })).json().id as string;
     const url = new URL((await t.req('POST', `/v1/agents/${agent}/webhook`)).json().url as string);
