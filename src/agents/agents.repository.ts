@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { parseJson } from '../db/database.js';
 import type { AgentConfig } from './agent.schemas.js';
+import type { AgentTables } from './agents.tables.js';
 
 export interface AgentRow {
   id: string;
@@ -24,19 +25,8 @@ export interface AgentVersionRow {
   createdAt: number;
 }
 
-type Raw = {
-  id: string;
-  organization_id: string;
-  name: string;
-  unique_name: string;
-  status: string;
-  current_version: number;
-  config: string;
-  draft: string | null;
-  created_by: string | null;
-  created_at: number;
-  updated_at: number;
-};
+/** An agents row as the queries select it (every column but the soft-delete mark). */
+type Raw = Omit<AgentTables['agents'], 'deleted_at'>;
 
 function toRow(r: Raw): AgentRow {
   return {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import type { ConnectorsTables } from './connectors.tables.js';
 import type { CatalogOperation } from './openapi/catalog.js';
 
 export interface ConnectorRecord {
@@ -224,18 +225,7 @@ function toOperation(r: { id: string; operation_id: string; method: string; path
   return { id: r.id, operationId: r.operation_id, path: r.path, method: r.method, summary: r.summary, description: r.description, tags: JSON.parse(r.tags) as string[] };
 }
 
-function toConnection(r: {
-  id: string;
-  organization_id: string;
-  connector_id: string;
-  name: string;
-  base_url: string | null;
-  security: string | null;
-  headers: string | null;
-  general_params: string | null;
-  timeout_ms: number;
-  created_at: number;
-}): ConnectionRecord {
+function toConnection(r: ConnectorsTables['connector_connections']): ConnectionRecord {
   return {
     id: r.id,
     organizationId: r.organization_id,

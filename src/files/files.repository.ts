@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.js';
+import type { FilesTables } from './files.tables.js';
 
 export interface FileRecord {
   id: string;
@@ -13,18 +14,7 @@ export interface FileRecord {
   createdAt: number;
 }
 
-type Row = {
-  id: string;
-  organization_id: string;
-  name: string;
-  kind: string;
-  mime_type: string;
-  size: number;
-  sha256: string;
-  blob_key: string;
-  text: string | null;
-  created_at: number;
-};
+type Row = FilesTables['files'];
 
 const toRecord = (r: Row): FileRecord => ({
   id: r.id,

@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.js';
+import type { SkillsTables } from './skills.tables.js';
 
 export interface OrgSkillRecord {
   organizationId: string;
@@ -29,20 +30,13 @@ export class SkillsRepository {
 
   async find(organizationId: string, name: string): Promise<OrgSkillRecord | undefined> {
     const r = await this.db.kysely.selectFrom('skills').selectAll().where('organization_id', '=', organizationId).where('name', '=', name).executeTakeFirst();
-    return r && { organizationId: r.organization_id, name: r.name, description: r.description, instructions: r.instructions, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) };
+    return r && toRecord(r);
   }
 
   async findMany(organizationId: string, names: string[]): Promise<OrgSkillRecord[]> {
     if (!names.length) return [];
     const rows = await this.db.kysely.selectFrom('skills').selectAll().where('organization_id', '=', organizationId).where('name', 'in', names).execute();
-    return rows.map((r) => ({
-      organizationId: r.organization_id,
-      name: r.name,
-      description: r.description,
-      instructions: r.instructions,
-      createdAt: Number(r.created_at),
-      updatedAt: Number(r.updated_at),
-    }));
+    return rows.map(toRecord);
   }
 
   async count(organizationId: string): Promise<number> {
@@ -64,18 +58,22 @@ export class SkillsRepository {
       .offset(offset)
       .limit(limit)
       .execute();
-    return rows.map((r) => ({
-      organizationId: r.organization_id,
-      name: r.name,
-      description: r.description,
-      instructions: r.instructions,
-      createdAt: Number(r.created_at),
-      updatedAt: Number(r.updated_at),
-    }));
+    return rows.map(toRecord);
   }
 
   async delete(organizationId: string, name: string): Promise<boolean> {
     const r = await this.db.kysely.deleteFrom('skills').where('organization_id', '=', organizationId).where('name', '=', name).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
+}
+
+function toRecord(r: SkillsTables['skills']): OrgSkillRecord {
+  return {
+    organizationId: r.organization_id,
+    name: r.name,
+    description: r.description,
+    instructions: r.instructions,
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
 }
