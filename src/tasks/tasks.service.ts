@@ -46,6 +46,9 @@ export class TasksService implements TaskSubmitter {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
     const agent = await this.agents.getRunnable(s.organizationId, s.agentId, s.version);
     if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
+    // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
+    // a manager calling it as a sub-agent or a schedule is not a developer's call.
+    if (s.source === 'api' && agent.config.developer_access === false) throw new AppError('forbidden', 'Developer access is disabled for this agent');
     const strategies = taskStrategies(agent.config);
     const now = this.clock.now();
     if (strategies.maxRunsPerDay !== undefined) await this.checkDailyLimit(s, strategies.maxRunsPerDay, now);
