@@ -42,6 +42,8 @@ import { SandboxPool } from './custom-functions/sandbox.js';
 import { McpClientPool } from './mcp/mcp-client-pool.js';
 import { McpServersRepository } from './mcp/mcp-servers.repository.js';
 import { McpServersService } from './mcp/mcp-servers.service.js';
+import { McpUserTokensRepository } from './mcp/mcp-user-tokens.repository.js';
+import { McpUserTokensService } from './mcp/mcp-user-tokens.service.js';
 import { SkillsRepository } from './skills/skills.repository.js';
 import { SkillsService } from './skills/skills.service.js';
 import { CustomFunctionToolResolver } from './agents/tool-resolvers/custom-function.resolver.js';
@@ -98,6 +100,8 @@ export interface Container {
   // tool kinds (issue 6)
   customFunctions: CustomFunctionsService;
   mcpServers: McpServersService;
+  /** OAuth tokens stored per user for oauth2 registry servers. */
+  mcpUserTokens: McpUserTokensService;
   /** Live MCP sessions and their cached tool lists. */
   mcpClients: McpClientPool;
   skills: SkillsService;
@@ -201,7 +205,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const sandbox = new SandboxPool();
   background.push({ start: async () => {}, stop: () => sandbox.close() });
   const customFunctions = new CustomFunctionsService(new CustomFunctionsRepository(db), sandbox, clock);
-  const mcpServers = new McpServersService(new McpServersRepository(db), secretBox, clock);
+  const mcpServersRepo = new McpServersRepository(db);
+  const mcpServers = new McpServersService(mcpServersRepo, secretBox, clock);
+  const mcpUserTokens = new McpUserTokensService(new McpUserTokensRepository(db), mcpServersRepo, secretBox, clock);
   const mcpClients = new McpClientPool({ fetch: safeFetch, clock });
   background.push({ start: async () => {}, stop: () => mcpClients.close() });
   const skills = new SkillsService(new SkillsRepository(db), clock);
@@ -210,7 +216,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   toolResolvers.skill = new SkillToolResolver(skills);
   runtime.tools.register('action', actionTools); // connectors (issue 5): built in the connectors section
   runtime.tools.register('custom_function', new CustomFunctionToolProvider(customFunctions));
-  runtime.tools.register('mcp', new McpToolProvider({ registry: mcpServers, pool: mcpClients, box: secretBox }));
+  runtime.tools.register('mcp', new McpToolProvider({ registry: mcpServers, storedTokens: mcpUserTokens, pool: mcpClients, box: secretBox }));
   runtime.tools.register('skill', new SkillToolProvider(skills));
   runtime.context.register('skills', new SkillContext(skills));
 
@@ -269,6 +275,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     webhooks,
     customFunctions,
     mcpServers,
+    mcpUserTokens,
     mcpClients,
     skills,
     tasks,

@@ -10,5 +10,6 @@ import type { FilesTables } from '../files/files.tables.js';
 import type { WebhooksTables } from '../webhooks/webhooks.tables.js';
 import type { TasksTables } from '../tasks/tasks.tables.js';
 import type { KnowledgeTables } from '../knowledge/knowledge.tables.js';
+import type { McpUserTokensTables } from '../mcp/mcp.tables.js';
 
-export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables {}
+export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables {}

@@ -108,8 +108,13 @@ export class McpServersRepository {
     return { items: rows.map(fromRow), total: Number(count.n) };
   }
 
+  /** Deletes the entry and the user tokens stored for it (migration 0008). */
   async delete(organizationId: string, id: string): Promise<boolean> {
-    const r = await this.db.kysely.deleteFrom('mcp_servers').where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
-    return Number(r.numDeletedRows) > 0;
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const r = await trx.deleteFrom('mcp_servers').where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+      if (Number(r.numDeletedRows) === 0) return false;
+      await trx.deleteFrom('mcp_user_tokens').where('organization_id', '=', organizationId).where('mcp_server_id', '=', id).execute();
+      return true;
+    });
   }
 }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { isoTime } from '../lib/clock.js';
+import { isoOrNull, isoTime } from '../lib/clock.js';
 import { REDACTED } from '../lib/secret-box.js';
 import { MCP_AUTH_TYPES, MCP_TRANSPORTS } from './mcp.types.js';
 import type { McpServerRecord } from './mcp-servers.repository.js';
+import type { McpUserTokenMeta } from './mcp-user-tokens.repository.js';
 
 const httpUrl = z.url({ protocol: /^https?$/ }).max(2048);
 
@@ -67,5 +68,26 @@ export function presentMcpServer(r: McpServerRecord) {
     allowed_tools: r.allowedTools,
     created_at: isoTime(r.createdAt),
     updated_at: isoTime(r.updatedAt),
+  };
+}
+
+/** PUT /v1/mcp_servers/{id}/user_tokens/{user_id}: the user's OAuth access token, optionally with its lifetime in seconds. */
+export const McpUserTokenPutBody = z
+  .object({
+    access_token: z.string().min(1).max(16_384),
+    expires_in: z.number().int().positive().max(10 * 365 * 24 * 3600).nullish(),
+  })
+  .strict();
+
+export const McpUserTokenParams = z.object({ id: z.string().min(1).max(128), user_id: z.string().min(1).max(256) });
+
+/** A stored user token as the API shows it: never the token itself. */
+export function presentMcpUserToken(t: McpUserTokenMeta) {
+  return {
+    user_id: t.userId,
+    mcp_server_id: t.mcpServerId,
+    expires_at: isoOrNull(t.expiresAt),
+    created_at: isoTime(t.createdAt),
+    updated_at: isoTime(t.updatedAt),
   };
 }

@@ -22,3 +22,20 @@ export interface McpTables {
     updated_at: number;
   };
 }
+
+/** Migration 0008: OAuth access tokens stored per user for registry servers of auth_type oauth2. */
+export interface McpUserTokensTables {
+  mcp_user_tokens: {
+    organization_id: string;
+    /** The registry id (mcp_servers.id). */
+    mcp_server_id: string;
+    /** The id the tasks carry as `user_id` (`input.user.id`, the webhook's `user_id`). */
+    user_id: string;
+    /** Sealed with the SecretBox; never returned, never logged. */
+    access_token_sealed: string;
+    /** Epoch ms; null: does not expire. */
+    expires_at: number | null;
+    created_at: number;
+    updated_at: number;
+  };
+}

@@ -68,6 +68,7 @@ export class AgentRunner implements TaskRunner {
         agentId: agent.id,
         signal: req.signal,
         userTokens: extras.userTokens ?? {},
+        userId: task.user_id ?? task.input.user?.id ?? undefined,
         emit: req.emit,
       };
       const [tools, sections] = await Promise.all([

@@ -59,6 +59,11 @@ export interface ToolCallContext {
   signal: AbortSignal;
   /** MCP graph item id -> token, from the invocation (never stored). */
   userTokens: Record<string, string>;
+  /**
+   * The id of the user the task runs for (`task.user_id`, else `input.user.id`), when known. Selects the user's
+   * stored OAuth tokens of oauth2 registry MCP servers when `userTokens` has none for the server's graph item.
+   */
+  userId?: string;
   /** Appends an event to the task's trace: sub_agent_trigger, auth_event, ... (tool_call_* are the runner's). */
   emit(type: TaskEventType, data: Record<string, unknown>): Promise<void>;
   /** The LLM's id of the call being executed; absent while tools are being built. */

@@ -7,6 +7,7 @@ import { toolKinds0006 } from './0006_tool_kinds.js';
 import { filesWebhooks0005 } from './0005_files_webhooks.js';
 import { tasks0004 } from './0004_tasks.js';
 import { knowledge0007 } from './0007_knowledge.js';
+import { mcpUserTokens0008 } from './0008_mcp_user_tokens.js';
 
 /**
  * Forward-only migrations, applied in order on start. Never edit one that has shipped:
@@ -17,4 +18,4 @@ export interface MigrationDef {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
 }
 
-export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007];
+export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008];

@@ -1,7 +1,9 @@
+import { isoTime } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { McpCallResult, McpClientPool, McpEndpoint, McpToolInfo } from '../../mcp/mcp-client-pool.js';
 import { inlineSettings, mcpSettingsOf } from '../../mcp/mcp-graph.js';
 import type { McpServerSettings } from '../../mcp/mcp.types.js';
+import type { StoredTokenLookup } from '../../mcp/mcp-user-tokens.service.js';
 import type { GraphItem, RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 import { toolName } from './index.js';
 
@@ -10,10 +12,15 @@ import { toolName } from './index.js';
  * `<server>_<tool>`. A server that cannot be used for this run (down, refused by the egress policy, credentials
  * rejected, OAuth token missing) never fails the run: it contributes one stand-in tool whose call fails with the
  * reason, so the model can tell the user what is wrong.
+ *
+ * The token of an oauth2 server: the invocation's `user_tokens` under the graph item id, else (registry servers
+ * only) the token stored for the task's user (`/v1/mcp_servers/{id}/user_tokens/{user_id}`) unless it expired.
  */
 
 export interface McpToolProviderDeps {
   registry: { settings(organizationId: string, id: string): Promise<McpServerSettings | undefined> };
+  /** Tokens stored per user for oauth2 registry servers; absent: only `user_tokens` count. */
+  storedTokens?: { lookup(organizationId: string, serverId: string, userId: string): Promise<StoredTokenLookup> };
   pool: McpClientPool;
   box: SecretBox;
 }
@@ -40,12 +47,32 @@ export class McpToolProvider implements RuntimeToolProvider {
     const prefix = toolName(settings.name, 'mcp').slice(0, 24);
 
     let token: string | undefined;
+    let tokenSource: 'user_tokens' | 'stored' | undefined;
     if (settings.authType === 'oauth2') {
       token = ctx.userTokens[itemId] ?? ctx.userTokens[item.item_id];
+      if (token) tokenSource = 'user_tokens';
+      const registryId = mcpSettingsOf(item).mcp_id;
+      let expired = '';
+      if (!token && typeof registryId === 'string' && ctx.userId && this.deps.storedTokens) {
+        let stored: StoredTokenLookup;
+        try {
+          stored = await this.deps.storedTokens.lookup(ctx.organizationId, registryId, ctx.userId);
+        } catch (e) {
+          return [this.standIn(item, settings.name, `The OAuth token stored for this user could not be read: ${(e as Error).message}`)];
+        }
+        if (stored.status === 'found') {
+          token = stored.token;
+          tokenSource = 'stored';
+        } else if (stored.status === 'expired') {
+          expired = ` (the token stored for user '${ctx.userId}' expired at ${isoTime(stored.expiresAt)})`;
+        }
+      }
       if (!token) {
-        const message = `MCP server '${settings.name}' needs the user's OAuth authorization: pass an access token in user_tokens under the key '${itemId}'`;
-        await this.authEvent(ctx, item, settings, 'authorization_required', message);
-        return [this.standIn(item, settings.name, message, () => this.authEvent(ctx, item, settings, 'authorization_required', message))];
+        const orStore = typeof registryId === 'string' ? `, or store one for the task's user with PUT /v1/mcp_servers/${registryId}/user_tokens/{user_id}` : '';
+        const message = `MCP server '${settings.name}' needs the user's OAuth authorization${expired}: pass an access token in user_tokens under the key '${itemId}'${orStore}`;
+        const extra = { ...(ctx.userId ? { user_id: ctx.userId } : {}), ...(expired ? { stored_token: 'expired' } : {}) };
+        await this.authEvent(ctx, item, settings, 'authorization_required', message, extra);
+        return [this.standIn(item, settings.name, message, () => this.authEvent(ctx, item, settings, 'authorization_required', message, extra))];
       }
     }
     const ep = endpoint(settings, token);
@@ -56,7 +83,7 @@ export class McpToolProvider implements RuntimeToolProvider {
       if (ctx.signal.aborted) throw e;
       const message = (e as Error).message;
       if (settings.authType === 'oauth2' && /refused the credentials/.test(message)) {
-        await this.authEvent(ctx, item, settings, 'token_rejected', message);
+        await this.authEvent(ctx, item, settings, 'token_rejected', message, { token_source: tokenSource, ...(ctx.userId ? { user_id: ctx.userId } : {}) });
       }
       return [this.standIn(item, settings.name, message)];
     }
@@ -103,7 +130,7 @@ export class McpToolProvider implements RuntimeToolProvider {
     };
   }
 
-  private async authEvent(ctx: ToolCallContext, item: GraphItem, s: McpServerSettings, status: string, message: string): Promise<void> {
+  private async authEvent(ctx: ToolCallContext, item: GraphItem, s: McpServerSettings, status: string, message: string, extra: Record<string, unknown> = {}): Promise<void> {
     await ctx.emit('auth_event', {
       kind: 'mcp_oauth',
       status,
@@ -111,6 +138,7 @@ export class McpToolProvider implements RuntimeToolProvider {
       server: s.name,
       url: s.url,
       message,
+      ...extra,
       ...(ctx.toolCallId ? { tool_call_id: ctx.toolCallId } : {}),
     });
   }
