@@ -64,6 +64,18 @@ const PARAMS: Record<string, ParamRow> = {
     make: async (ctx) => (await created(ctx, '/v1/custom_functions', { name: `battery_fn_${unique()}`, code: 'async function run(args) { return args; }' })).id,
   },
   '/v1/mcp_servers/:id': { make: async (ctx) => (await created(ctx, '/v1/mcp_servers', { name: `battery-mcp-${unique()}`, url: 'https://mcp.example.com/mcp' })).id },
+  // A user's stored OAuth token: the server becomes oauth2 first (tokens are stored only for oauth2 servers).
+  '/v1/mcp_servers/:id/user_tokens/:user_id': {
+    make: async (ctx) => {
+      const server = `/v1/mcp_servers/${ctx.params.id}`;
+      const patched = await ctx.t.req('PATCH', server, { auth_type: 'oauth2' });
+      if (patched.statusCode !== 200) throw new Error(`oauth2: ${patched.statusCode} ${patched.body}`);
+      const user = `battery-user-${unique()}`;
+      const r = await ctx.t.req('PUT', `${server}/user_tokens/${user}`, { access_token: 'battery-token' });
+      if (r.statusCode !== 201) throw new Error(`user token: ${r.statusCode} ${r.body}`);
+      return user;
+    },
+  },
   '/v1/skills/:name': {
     make: async (ctx) => (await created(ctx, '/v1/skills', { name: `battery-skill-${unique()}`, description: 'd', instructions: 'i' })).name,
   },
@@ -110,6 +122,7 @@ const SAMPLES: Record<string, Sample> = {
   'POST /v1/knowledge/:kb_id/documents': { body: { document_urls: ['https://example.com/doc.txt'] } },
   'GET /v1/knowledge/:kb_id/search': { query: { search_query: 'x' } },
   'POST /v1/connectors/:connector_id/connect': { body: { name: 'from-b', base_url: 'https://api.example.com' } },
+  'PUT /v1/mcp_servers/:id/user_tokens/:user_id': { body: { access_token: 'from-b' } },
 };
 
 const paramsOf = (url: string) => [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
