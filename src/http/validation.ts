@@ -35,7 +35,11 @@ export function zodIssuesToDetail(issues: readonly z.core.$ZodIssue[], prefix: (
     const input = (issue as { input?: unknown }).input;
     switch (issue.code) {
       case 'invalid_type': {
-        if (input === undefined) {
+        if ((issue as { received?: string }).received === 'NaN') {
+          // Text that does not parse as a number, from a query or path value (z.coerce): every coerced field of
+          // this API is an integer, which Pydantic reports as int_parsing.
+          out.push({ loc, msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' });
+        } else if (input === undefined) {
           out.push({ loc, msg: 'Field required', type: 'missing' });
         } else {
           const [type, msg] = TYPE_NAMES[issue.expected] ?? ['value_error', issue.message];

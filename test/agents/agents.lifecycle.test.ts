@@ -67,7 +67,7 @@ describe.each(TEST_DBS)('agent lifecycle (%s)', (kind) => {
     expect((await t.c.agents.getRunnable(t.orgA, a.id, 2)).config.description).toBe('');
     expect((await t.req('GET', `/v1/agents/${a.id}/versions/3`)).json()).toMatchObject({ version: 3, description: 'new', is_latest: true });
     expect((await t.req('GET', `/v1/agents/${a.id}/versions/9`)).json()).toEqual({ detail: 'Agent version not found' });
-    expectIssue(await t.req('GET', `/v1/agents/${a.id}/versions/abc`), ['path', 'version'], 'float_type');
+    expectIssue(await t.req('GET', `/v1/agents/${a.id}/versions/abc`), ['path', 'version'], 'int_parsing');
     await expect(t.c.agents.getRunnable(t.orgA, a.id, 9)).rejects.toMatchObject({ status: 404 });
 
     // Deploying without a draft publishes the same configuration again.

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
 
-/** Conformance probes: CONTRACT section 0 (list shape) and spec 7.2 (webhook 401 and 503). */
+/** Conformance probes: CONTRACT section 0 (list shape, 422 types) and spec 7.2 (webhook 401, 403 and 503). */
 
 const PETS = {
   openapi: '3.0.3',
@@ -36,6 +36,19 @@ describe.each(TEST_DBS)('conformance: lists and webhook errors (%s)', (kind) => 
     const tooMany = await t.req('GET', `/v1/connectors/${connector}/connections?per_page=51`);
     expect(tooMany.statusCode).toBe(422);
     expect(tooMany.json().detail[0]).toMatchObject({ loc: ['query', 'per_page'], type: 'less_than_equal' });
+  });
+
+  it('a query or path integer that is not a number is 422 int_parsing, with loc starting query/path', async () => {
+    const agent = (await t.req('POST', '/v1/agents', { name: 'int-parsing-agent' })).json().id as string;
+    const page = await t.req('GET', '/v1/agents?page=abc');
+    expect(page.statusCode).toBe(422);
+    expect(page.json()).toEqual({ detail: [{ loc: ['query', 'page'], msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' }] });
+    const version = await t.req('GET', `/v1/agents/${agent}/versions/two`);
+    expect(version.statusCode).toBe(422);
+    expect(version.json().detail).toEqual([{ loc: ['path', 'version'], msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' }]);
+    // A string in a JSON body keeps its documented type (float_type): only text from the URL is parsed.
+    const body = await t.req('POST', '/v1/agents', { name: 'int-body', max_self_schedules: 'three' });
+    expect(body.json().detail[0]).toMatchObject({ loc: ['body', 'max_self_schedules'], type: 'float_type' });
   });
 
   it('public URL: a dead URL answers 401 whatever its body; a live one reports malformed JSON as 422 json_invalid', async () => {
