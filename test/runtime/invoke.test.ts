@@ -106,7 +106,7 @@ describe.each(TEST_DBS)('invoking agents end to end (%s)', (kind) => {
         : { toolCalls: [{ id: 'call_sub', name: req.tools[0], arguments: { input: 'Translate "hello world" to French' } }] },
     );
 
-    const parent = await invoke(parentId, { input: { text: 'Please translate hello world to French' } });
+    const parent = await invoke(parentId, { input: { text: 'Please translate hello world to French', user: { id: 'user-42' } } });
     expect(parent).toMatchObject({ status: 'completed', result: 'The translation is: Bonjour le monde' });
     expect(openai.requests[0].tools).toHaveLength(1);
     expect(anthropic.requests[0].lastUserText).toBe('Translate "hello world" to French');
@@ -116,6 +116,8 @@ describe.each(TEST_DBS)('invoking agents end to end (%s)', (kind) => {
     expect(trigger?.data).toMatchObject({ agent_id: childId, tool_call_id: 'call_sub' });
     const child = (await t.req('GET', `/v1/tasks/${trigger!.data.task_id}`)).json() as Task;
     expect(child).toMatchObject({ agent_id: childId, source: 'sub_agent', parent_execution: parent.id, status: 'completed', result: 'Bonjour le monde' });
+    // The child runs for the same user as its parent.
+    expect(child.user_id).toBe('user-42');
     const result = events.find((e) => e.type === 'tool_call_result');
     expect(result?.data).toMatchObject({ tool_call_id: 'call_sub', result: 'Bonjour le monde', is_error: false });
   });

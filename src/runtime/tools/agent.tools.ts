@@ -78,6 +78,8 @@ export class AgentToolProvider implements RuntimeToolProvider {
       additionalContext: typeof args.additional_context === 'string' ? args.additional_context : null,
       parentExecution: ctx.taskId,
       userTokens: ctx.userTokens,
+      // The child acts for the same person: its trace shows the user, and their stored MCP tokens apply.
+      user: ctx.userId ? { id: ctx.userId } : null,
     });
     await ctx.emit('sub_agent_trigger', { agent_id: agentId, task_id: child.id, tool_call_id: ctx.toolCallId ?? null, input: args.input });
     let done: Task;
