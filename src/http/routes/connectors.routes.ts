@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Container } from '../../container.js';
 import { ConnectBody, ImportConnectorBody, InvokeBody } from '../../connectors/connectors.schemas.js';
 import { AppError } from '../../errors.js';
+import { sendCachedJson } from '../json-cache.js';
 import { PageQuery, pageOf, type Router } from '../router.js';
 import { zodIssuesToDetail } from '../validation.js';
 
@@ -77,7 +78,9 @@ export function connectorsRoutes(router: Router, c: Container): void {
 
   router.route(
     { method: 'GET', url: '/v1/tools/connectors/:connector_id/connections/:connection_id/:operation_id/schema', summary: 'Get the input and output schema of an operation', tags, params: OperationParams },
-    ({ principal, params }) => svc.operationSchema(principal.organizationId, params.connector_id, params.connection_id, params.operation_id),
+    async ({ principal, params, reply }) =>
+      // The schema comes from the service's cache: serialise each cached schema once.
+      sendCachedJson(reply, await svc.operationSchema(principal.organizationId, params.connector_id, params.connection_id, params.operation_id)),
   );
 
   router.route(
