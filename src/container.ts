@@ -139,7 +139,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const auth = new AuthService(orgsRepo, clock, config.jwt);
 
   const background: Startable[] = [];
-  // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs) goes through this fetch:
+  // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs, llm_api_base) goes through this fetch:
   // the egress policy of CONTRACT section 10, checked on the connected address of every hop.
   const safeFetch = createSafeFetch(createEgressPolicy(config.egressAllow));
 
@@ -164,6 +164,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- runtime: LLM providers, tool loop (issue 3)
   const runtime = createRuntime({
     config,
+    egressFetch: safeFetch as typeof globalThis.fetch,
     secretBox,
     clock,
     log,

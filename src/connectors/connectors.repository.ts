@@ -29,17 +29,7 @@ export interface ConnectionRecord {
   createdAt: number;
 }
 
-type ConnectorRow = {
-  id: string;
-  organization_id: string;
-  name: string;
-  description: string;
-  version: string;
-  openapi_version: string;
-  server_url: string | null;
-  total_operations: number;
-  created_at: number;
-};
+type ConnectorRow = ConnectorsTables['connectors'];
 
 const toConnector = (r: ConnectorRow): ConnectorRecord => ({
   id: r.id,

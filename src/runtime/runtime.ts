@@ -44,6 +44,8 @@ export interface RuntimeDeps {
   retry?: RetryPolicy;
   /** Transport to public provider endpoints (tests leave it as the global fetch). */
   publicFetch?: typeof globalThis.fetch;
+  /** The egress-checked fetch for custom `llm_api_base` calls; the container shares its one. Built from the config when absent. */
+  egressFetch?: typeof globalThis.fetch;
 }
 
 export function createRuntime(deps: RuntimeDeps): Runtime {
@@ -59,7 +61,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     credentials: new CredentialResolver(deps.secretBox, deps.config.providerEnv, secrets),
     env: deps.config.providerEnv,
     publicFetch: deps.publicFetch ?? globalThis.fetch,
-    egressFetch: createSafeFetch(createEgressPolicy(deps.config.egressAllow)) as typeof globalThis.fetch,
+    egressFetch: deps.egressFetch ?? (createSafeFetch(createEgressPolicy(deps.config.egressAllow)) as typeof globalThis.fetch),
     retry: deps.retry,
   });
   const tools = new RuntimeToolRegistry();
