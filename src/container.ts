@@ -131,7 +131,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const urls = new PublicUrls();
   urls.api = config.publicApiUrl ?? `http://localhost:${config.apiPort}`;
   urls.webhook = config.publicWebhookUrl ?? `http://localhost:${config.webhookPort}`;
-  const secretBox = new SecretBox(resolveMasterKey(config.masterKey, config.dataDir));
+  const masterKey = resolveMasterKey(config.masterKey, config.dataDir);
+  const secretBox = new SecretBox(masterKey);
 
   // --- organizations and authentication
   const orgsRepo = new OrgsRepository(db);
@@ -191,7 +192,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const files = new FilesService(
     new FilesRepository(db),
     await createBlobStore(config.blob, config.dataDir),
-    new FileSigner(resolveMasterKey(config.masterKey, config.dataDir)),
+    new FileSigner(masterKey),
     createExtractors(ocr),
     clock,
     urls,
