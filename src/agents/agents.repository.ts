@@ -28,7 +28,7 @@ export interface AgentVersionRow {
 /** An agents row as the queries select it (every column but the soft-delete mark). */
 type Raw = Omit<AgentTables['agents'], 'deleted_at'>;
 
-function toRow(r: Raw): AgentRow {
+function toRow(r: Raw, config?: AgentConfig, draft?: AgentConfig | null): AgentRow {
   return {
     id: r.id,
     organizationId: r.organization_id,
@@ -36,18 +36,44 @@ function toRow(r: Raw): AgentRow {
     uniqueName: r.unique_name,
     status: r.status,
     currentVersion: Number(r.current_version),
-    config: parseJson<AgentConfig>(r.config, {} as AgentConfig),
-    draft: r.draft ? parseJson<AgentConfig>(r.draft, {} as AgentConfig) : null,
+    config: config ?? parseJson<AgentConfig>(r.config, {} as AgentConfig),
+    draft: draft !== undefined ? draft : r.draft ? parseJson<AgentConfig>(r.draft, {} as AgentConfig) : null,
     createdBy: r.created_by,
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
 }
 
+const PARSED_MAX = 1000;
+
+/** Frozen parses of configuration texts, by agent and kind, reused while the text is unchanged. */
+class ParsedConfigs {
+  private readonly entries = new Map<string, { text: string; value: AgentConfig }>();
+
+  get(key: string, text: string): AgentConfig {
+    const hit = this.entries.get(key);
+    if (hit && hit.text === text) return hit.value;
+    const value = deepFreeze(parseJson<AgentConfig>(text, {} as AgentConfig));
+    if (!hit && this.entries.size >= PARSED_MAX) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { text, value });
+    return value;
+  }
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const child of Object.values(v)) deepFreeze(child);
+  }
+  return v;
+}
+
 const COLUMNS = ['id', 'organization_id', 'name', 'unique_name', 'status', 'current_version', 'config', 'draft', 'created_by', 'created_at', 'updated_at'] as const;
 
 /** SQL for agents and their immutable versions. Every query filters by organization and skips deleted agents. */
 export class AgentsRepository {
+  private readonly parsed = new ParsedConfigs();
+
   constructor(private readonly db: Db) {}
 
   private live(organizationId: string) {
@@ -85,6 +111,18 @@ export class AgentsRepository {
   async find(organizationId: string, id: string): Promise<AgentRow | undefined> {
     const r = await this.live(organizationId).select(COLUMNS).where('id', '=', id).executeTakeFirst();
     return r && toRow(r as Raw);
+  }
+
+  /**
+   * The same row with its configurations shared and frozen: parsed once per distinct JSON text, so the hot read
+   * paths (every submission reads its agent) skip re-parsing an agent that has not changed. Keyed by content,
+   * so there is nothing to invalidate. Read-only: callers must copy before changing anything.
+   */
+  async findShared(organizationId: string, id: string): Promise<AgentRow | undefined> {
+    const r = await this.live(organizationId).select(COLUMNS).where('id', '=', id).executeTakeFirst();
+    if (!r) return undefined;
+    const row = r as Raw;
+    return toRow({ ...row, config: '', draft: null }, this.parsed.get(`${row.id}:c`, row.config), row.draft ? this.parsed.get(`${row.id}:d`, row.draft) : null);
   }
 
   async exists(organizationId: string, id: string): Promise<boolean> {

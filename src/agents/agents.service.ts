@@ -24,6 +24,15 @@ export interface RunnableAgent {
   config: AgentView;
 }
 
+/** What a submission reads (the tasks domain's SubmittableAgent port): secrets sealed, configuration shared and frozen. */
+export interface SubmittableAgent {
+  id: string;
+  organization_id: string;
+  status: string;
+  version: number | 'draft';
+  config: Readonly<Record<string, unknown>>;
+}
+
 export interface AgentToolsView {
   tools: unknown[];
   attached_tools: unknown[];
@@ -178,31 +187,50 @@ export class AgentsService {
    */
   async getRunnable(organizationId: string, id: string, version?: number | 'draft'): Promise<RunnableAgent> {
     const row = await this.load(organizationId, id);
-    let config = row.config;
-    let v: number | 'draft' = row.currentVersion;
-    if (version === 'draft' && row.draft) {
-      config = row.draft;
-      v = 'draft';
-    } else if (typeof version === 'number' && version !== row.currentVersion) {
-      const found = await this.repo.findVersion(organizationId, id, version);
-      if (!found) throw AppError.notFound('Agent version');
-      config = found.config;
-      v = found.version;
-    }
+    const { config, version: v } = await this.pickVersion(row, version);
     const revealed = revealSecrets(config as unknown as Record<string, unknown>, this.secretBox) as unknown as AgentConfig;
     const view = presentAgent(row, revealed, { version: typeof v === 'number' ? v : row.currentVersion, hasPendingChanges: row.draft !== null, isLatest: v === row.currentVersion }, this.urls.webhook, true);
     view.version = v;
     return { id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: view };
   }
 
+  /**
+   * For submissions: the version a task will run, secrets still sealed, nothing presented; the configuration is
+   * shared and frozen (see AgentsRepository.findShared). The worker reads the agent again with getRunnable.
+   */
+  async getSubmittable(organizationId: string, id: string, version?: number | 'draft'): Promise<SubmittableAgent> {
+    const row = await this.repo.findShared(organizationId, id);
+    if (!row) throw AppError.notFound('Agent');
+    return this.submittable(row, version);
+  }
+
   exists(organizationId: string, id: string): Promise<boolean> {
     return this.repo.exists(organizationId, id);
   }
 
-  /** The webhook receiver's port: status and developer access of the published version. */
-  async find(organizationId: string, id: string): Promise<{ id: string; status: string; developerAccess: boolean } | undefined> {
-    const row = await this.repo.find(organizationId, id);
-    return row && { id: row.id, status: row.status, developerAccess: row.config.developer_access !== false };
+  /**
+   * The webhook receiver's port: status and developer access of the published version, and the agent as a
+   * submission needs it (the receiver hands it on, so a webhook call reads its agent once).
+   */
+  async find(organizationId: string, id: string): Promise<(SubmittableAgent & { developerAccess: boolean }) | undefined> {
+    const row = await this.repo.findShared(organizationId, id);
+    return row && { ...(await this.submittable(row)), developerAccess: row.config.developer_access !== false };
+  }
+
+  private async submittable(row: AgentRow, version?: number | 'draft'): Promise<SubmittableAgent> {
+    const { config, version: v } = await this.pickVersion(row, version);
+    return { id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: config as unknown as Record<string, unknown> };
+  }
+
+  /** The published current version by default, a published version by number, or the draft (else the published). */
+  private async pickVersion(row: AgentRow, version?: number | 'draft'): Promise<{ config: AgentConfig; version: number | 'draft' }> {
+    if (version === 'draft' && row.draft) return { config: row.draft, version: 'draft' };
+    if (typeof version === 'number' && version !== row.currentVersion) {
+      const found = await this.repo.findVersion(row.organizationId, row.id, version);
+      if (!found) throw AppError.notFound('Agent version');
+      return { config: found.config, version: found.version };
+    }
+    return { config: row.config, version: row.currentVersion };
   }
 
   // ---- tools of one agent (the working copy: the draft when there is one)

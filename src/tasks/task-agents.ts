@@ -14,7 +14,21 @@ export interface RunnableAgent {
   config: Record<string, unknown> & { id: string; organization_id: string };
 }
 
+/**
+ * The agent as a submission needs it: status, version and the stored configuration with its secrets still sealed
+ * (a submission reads only output and strategy settings). Shared, read-only: never mutate it.
+ */
+export interface SubmittableAgent {
+  id: string;
+  organization_id: string;
+  status: string;
+  version: number | 'draft';
+  config: Readonly<Record<string, unknown>>;
+}
+
 export interface TaskAgentDirectory {
+  /** Same refusals as getRunnable, without revealing or presenting anything: the cheap read of the submit path. */
+  getSubmittable(organizationId: string, agentId: string, version?: number | 'draft'): Promise<SubmittableAgent>;
   /** Throws AppError not_found ("Agent not found", or the version's) when it does not exist in the organization. */
   getRunnable(organizationId: string, agentId: string, version?: number | 'draft'): Promise<RunnableAgent>;
   exists(organizationId: string, agentId: string): Promise<boolean>;

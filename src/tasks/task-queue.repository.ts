@@ -230,9 +230,11 @@ export class TaskQueueRepository {
   }
 
   /** PostgreSQL: wakes listeners in other processes (see task-signals.ts). */
-  async notify(channel: string, payload: string): Promise<void> {
-    await sql`select pg_notify(${channel}, ${payload})`.execute(this.db.kysely);
+  /** Sends several notifications in one round trip (PostgreSQL). */
+  async notify(channel: string, payloads: string[]): Promise<void> {
+    await sql`select pg_notify(${channel}, p) from unnest(${payloads}::text[]) as p`.execute(this.db.kysely);
   }
+
 
   private async insertEvent(trx: Transaction<Database>, l: Lease, type: string, time: number, data: string): Promise<void> {
     await trx.insertInto('task_events').values({ organization_id: l.organizationId, task_id: l.taskId, type, time, data }).execute();

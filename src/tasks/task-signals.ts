@@ -24,12 +24,12 @@ export class TaskSignals {
   private readonly instance = Math.random().toString(36).slice(2);
 
   /**
-   * @param notify sends one NOTIFY payload through the shared pool (PostgreSQL only)
+   * @param notify sends NOTIFY payloads, in one round trip, through the shared pool (PostgreSQL only)
    * @param listenUrl connection string for the dedicated LISTEN connection (PostgreSQL only)
    */
   constructor(
     private readonly log: Logger,
-    private readonly notify?: (channel: string, payload: string) => Promise<void>,
+    private readonly notify?: (channel: string, payloads: string[]) => Promise<void>,
     private readonly listenUrl?: string,
   ) {
     this.bus.setMaxListeners(0);
@@ -59,9 +59,10 @@ export class TaskSignals {
     return () => this.bus.off('signal', listener);
   }
 
-  publish(signal: TaskSignal): void {
+  /** `local`: only this process's listeners can care (nobody elsewhere knows the task yet); no NOTIFY. */
+  publish(signal: TaskSignal, opts: { local?: boolean } = {}): void {
     this.bus.emit('signal', signal);
-    if (!this.notify || this.closed) return;
+    if (!this.notify || this.closed || opts.local) return;
     const key = signal.kind === 'queued' ? 'queued' : `${signal.organizationId}\u0000${signal.taskId}`;
     this.pendingNotify.set(key, signal);
     this.flushTimer ??= setTimeout(() => void this.flush(), NOTIFY_COALESCE_MS);
@@ -80,12 +81,11 @@ export class TaskSignals {
     this.flushTimer = undefined;
     const signals = [...this.pendingNotify.values()];
     this.pendingNotify.clear();
-    for (const s of signals) {
-      try {
-        await this.notify!(CHANNEL, JSON.stringify({ ...s, from: this.instance }));
-      } catch (err) {
-        this.log.warn({ err }, 'task notification failed; listeners will poll');
-      }
+    if (!signals.length) return;
+    try {
+      await this.notify!(CHANNEL, signals.map((s) => JSON.stringify({ ...s, from: this.instance })));
+    } catch (err) {
+      this.log.warn({ err }, 'task notification failed; listeners will poll');
     }
   }
 

@@ -1,3 +1,4 @@
+import type { SubmittableAgent } from './task-agents.js';
 /**
  * The task as the API shows it (CONTRACT section 6). Shared by the tasks service, the runtime,
  * the webhook receiver and the console: keep it the single definition.
@@ -91,6 +92,11 @@ export interface TaskSubmission {
   userTokens?: Record<string, string>;
   disableAttachmentInjection?: boolean;
   parentExecution?: string | null;
+  /**
+   * The agent as the caller already read it in this request (the webhook receiver checks it before submitting):
+   * one snapshot per submission instead of a second read. Must be the version the submission names.
+   */
+  agent?: SubmittableAgent;
 }
 
 /** Event envelope of the stream and the trace (CONTRACT section 6). */

@@ -29,7 +29,7 @@ export function createTasksModule(d: {
 }): TasksModule {
   const repo = new TasksRepository(d.db);
   const queue = new TaskQueueRepository(d.db);
-  const signals = new TaskSignals(d.log, d.db.dialect === 'postgres' ? (ch, payload) => queue.notify(ch, payload) : undefined, d.db.dialect === 'postgres' ? d.db.url : undefined);
+  const signals = new TaskSignals(d.log, d.db.dialect === 'postgres' ? (ch, payloads) => queue.notify(ch, payloads) : undefined, d.db.dialect === 'postgres' ? d.db.url : undefined);
   const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock);
   const worker = new TaskWorker({
     queue,

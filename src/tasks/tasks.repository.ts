@@ -10,6 +10,7 @@ export type TaskRow = Selectable<Database['tasks']>;
 export type TaskEventRow = Selectable<Database['task_events']>;
 export type TaskMessageRow = Selectable<Database['task_messages']>;
 export type NewTaskRow = Insertable<Database['tasks']>;
+export type NewEventRow = Omit<Insertable<Database['task_events']>, 'seq'>;
 export type NewMessageRow = Omit<Insertable<Database['task_messages']>, 'seq'>;
 
 const ACTIVE: TaskStatus[] = ['pending', 'executing', 'paused'];
@@ -88,6 +89,24 @@ export class TasksRepository {
       .where('status', 'not in', ACTIVE)
       .returningAll()
       .executeTakeFirst();
+  }
+
+  /**
+   * Commits brand-new tasks together (group commit, tasks.service.ts): their rows, their first runs and their
+   * `task_created` events, in one transaction of three multi-row statements. Returns each task's event seq, in
+   * the order given.
+   */
+  async insertNew(items: { task: NewTaskRow; event: NewEventRow }[]): Promise<number[]> {
+    return this.transaction(async (trx) => {
+      await trx.insertInto('tasks').values(items.map((i) => i.task)).execute();
+      await trx
+        .insertInto('task_runs')
+        .values(items.map(({ task: t }) => ({ organization_id: t.organization_id, task_id: t.id, run: t.run ?? 1, agent_id: t.agent_id, created_at: t.created_at })))
+        .execute();
+      const seqs = await trx.insertInto('task_events').values(items.map((i) => i.event)).returning(['task_id', 'seq']).execute();
+      const byTask = new Map(seqs.map((r) => [r.task_id, Number(r.seq)]));
+      return items.map((i) => byTask.get(i.task.id)!);
+    });
   }
 
   async insertRun(trx: Transaction<Database>, row: Insertable<Database['task_runs']>): Promise<void> {

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { isUniqueViolation } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
+import { GroupCommit } from '../lib/group-commit.js';
 import { newId } from '../lib/ids.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { ThreadMessage } from '../runtime/task-runner.js';
@@ -10,11 +11,13 @@ import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
 import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus } from './task.types.js';
-import type { ContinuationFields, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
+import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
 
 const DAY_MS = 86_400_000;
 const TITLE_CHARS = 80;
 const EVENT_BATCH = 500;
+/** Tasks per group commit: 44 columns each, well under SQLite's 32,766 bound parameters per statement. */
+const INTAKE_BATCH = 200;
 
 export interface TaskPage {
   items: Task[];
@@ -26,6 +29,9 @@ export interface TaskPage {
  * supervised-approval decisions. The worker (task.worker.ts) runs what this commits.
  */
 export class TasksService implements TaskSubmitter {
+  /** New tasks committed together: see GroupCommit. */
+  private readonly intake = new GroupCommit<{ task: TaskRow; event: NewEventRow }, number>((items) => this.repo.insertNew(items), INTAKE_BATCH);
+
   constructor(
     private readonly repo: TasksRepository,
     private readonly agents: TaskAgentDirectory,
@@ -44,7 +50,7 @@ export class TasksService implements TaskSubmitter {
    */
   async enqueue(s: TaskSubmission): Promise<{ task: Task; cursor: number }> {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
-    const agent = await this.agents.getRunnable(s.organizationId, s.agentId, s.version);
+    const agent = s.agent ?? (await this.agents.getSubmittable(s.organizationId, s.agentId, s.version));
     if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
     // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
     // a manager calling it as a sub-agent or a schedule is not a developer's call.
@@ -53,7 +59,6 @@ export class TasksService implements TaskSubmitter {
     const now = this.clock.now();
     if (strategies.maxRunsPerDay !== undefined) await this.checkDailyLimit(s, strategies.maxRunsPerDay, now);
 
-    const id = s.taskId ?? newId();
     const cfg = agent.config;
     const fields: ContinuationFields = {
       agent_version: String(agent.version),
@@ -74,6 +79,17 @@ export class TasksService implements TaskSubmitter {
       parent_execution: s.parentExecution ?? null,
     };
 
+    // A new task (the id is ours, so nothing can exist under it) joins the group commit; a caller-chosen id may
+    // continue a conversation, and a daily limit counts before inserting: those commit on their own.
+    if (s.taskId === undefined && strategies.maxRunsPerDay === undefined) {
+      const row = newTaskRow(s, newId(), fields, now);
+      const task = presentTask(row);
+      const seq = await this.intake.add({ task: row, event: eventRow(row, 'task_created', now, task) });
+      this.published(s.organizationId, row.id, true);
+      return { task, cursor: seq - 1 };
+    }
+
+    const id = s.taskId ?? newId();
     // A concurrent first submission of the same new id loses the insert race once, then sees the task.
     for (let attempt = 0; ; attempt++) {
       try {
@@ -85,34 +101,7 @@ export class TasksService implements TaskSubmitter {
             row = await this.repo.continueRun(trx, s.organizationId, id, fields, now);
             if (!row) throw new AppError('conflict', 'Task is still running; wait for it to finish or stop it');
           } else {
-            row = {
-              ...fields,
-              organization_id: s.organizationId,
-              id,
-              agent_id: s.agentId,
-              status: 'pending',
-              title: titleOf(s.text),
-              result: null,
-              is_manually_stopped: 0,
-              prompt_tokens: 0,
-              completion_tokens: 0,
-              total_tokens: 0,
-              llm_model_provider: null,
-              llm_model_name: null,
-              run: 1,
-              execution_attempts: 0,
-              fence: 0,
-              lease_owner: null,
-              lease_expires_at: null,
-              heartbeat_at: null,
-              queued_at: now,
-              hitl_request: null,
-              hitl_decision: null,
-              created_at: now,
-              updated_at: now,
-              started_at: null,
-              finished_at: null,
-            } satisfies TaskRow;
+            row = newTaskRow(s, id, fields, now);
             await this.repo.insert(trx, row);
           }
           await this.repo.insertRun(trx, { organization_id: s.organizationId, task_id: id, run: row.run, agent_id: s.agentId, created_at: now });
@@ -120,8 +109,7 @@ export class TasksService implements TaskSubmitter {
           const seq = await this.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
           return { task, cursor: seq - 1 };
         });
-        this.signals.publish({ kind: 'queued' });
-        this.signals.publish({ kind: 'task', organizationId: s.organizationId, taskId: id });
+        this.published(s.organizationId, id, false);
         return out;
       } catch (err) {
         if (attempt === 0 && isUniqueViolation(err)) continue;
@@ -268,6 +256,15 @@ export class TasksService implements TaskSubmitter {
     return this.present(decided);
   }
 
+  /**
+   * Wakes the workers, and whoever waits on the task. A brand-new task's id is known only in this process until
+   * the call is answered, so its own signal need not cross processes (`local`).
+   */
+  private published(organizationId: string, taskId: string, isNew: boolean): void {
+    this.signals.publish({ kind: 'queued' });
+    this.signals.publish({ kind: 'task', organizationId, taskId }, { local: isNew });
+  }
+
   private async checkDailyLimit(s: TaskSubmission, max: number, now: number): Promise<void> {
     const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
     const used = await this.repo.countRunsSince(s.organizationId, s.agentId, dayStart);
@@ -298,6 +295,37 @@ export class TasksService implements TaskSubmitter {
       off();
     }
   }
+}
+
+function newTaskRow(s: TaskSubmission, id: string, fields: ContinuationFields, now: number): TaskRow {
+  return {
+    ...fields,
+    organization_id: s.organizationId,
+    id,
+    agent_id: s.agentId,
+    status: 'pending',
+    title: titleOf(s.text),
+    result: null,
+    is_manually_stopped: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+    llm_model_provider: null,
+    llm_model_name: null,
+    run: 1,
+    execution_attempts: 0,
+    fence: 0,
+    lease_owner: null,
+    lease_expires_at: null,
+    heartbeat_at: null,
+    queued_at: now,
+    hitl_request: null,
+    hitl_decision: null,
+    created_at: now,
+    updated_at: now,
+    started_at: null,
+    finished_at: null,
+  };
 }
 
 function withoutSeq(e: TaskEvent & { seq: number }): TaskEvent {

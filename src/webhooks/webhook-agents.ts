@@ -2,8 +2,10 @@
  * What the webhook receiver needs from the agents domain, as a narrow port: the container adapts the agents
  * service to it, so the receiver never depends on how agents are stored.
  */
-export interface WebhookAgent {
-  id: string;
+import type { SubmittableAgent } from '../tasks/task-agents.js';
+
+/** The agent's current published version as a submission needs it, plus what the receiver checks itself. */
+export interface WebhookAgent extends SubmittableAgent {
   /** `ACTIVE` or `INACTIVE`. */
   status: string;
   /** When false, both webhook forms are refused (spec 5 rule 5). */

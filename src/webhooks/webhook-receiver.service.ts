@@ -4,7 +4,7 @@ import type { FilesService, IncomingFile, StoredFile } from '../files/files.serv
 import type { Logger } from '../lib/logger.js';
 import type { Task, TaskSubmitter } from '../tasks/task.types.js';
 import { readPath } from './dot-path.js';
-import type { WebhookAgentDirectory } from './webhook-agents.js';
+import type { WebhookAgent, WebhookAgentDirectory } from './webhook-agents.js';
 import { publicLookupUnavailable, type WebhookChannelsService } from './webhook-channels.service.js';
 import { parseWebhookParams, type WebhookForm, type WebhookParams } from './webhook-params.js';
 
@@ -58,7 +58,7 @@ export class WebhookReceiver {
   ) {}
 
   async invoke(call: WebhookCall): Promise<WebhookAnswer> {
-    const { organizationId, agentId } = await this.authenticate(call);
+    const { organizationId, agentId, agent } = await this.authenticate(call);
     const params = parseWebhookParams(call.form, call.query, call.body);
     if (params.prompt === undefined && !call.files.length && !params.context) {
       throw AppError.validation([{ loc: ['body', 'prompt'], msg: 'Field required', type: 'missing' }]);
@@ -70,6 +70,7 @@ export class WebhookReceiver {
       task = await this.tasks.submit({
         organizationId,
         agentId,
+        agent,
         taskId: params.taskId,
         source: 'webhook',
         text: params.prompt ?? '',
@@ -109,7 +110,7 @@ export class WebhookReceiver {
   }
 
   /** Resolves the organization and agent, with the exact refusals of spec 7.2. */
-  private async authenticate(call: WebhookCall): Promise<{ organizationId: string; agentId: string }> {
+  private async authenticate(call: WebhookCall): Promise<{ organizationId: string; agentId: string; agent: WebhookAgent }> {
     let organizationId: string;
     let agentId: string;
     if (call.form === 'public') {
@@ -125,7 +126,7 @@ export class WebhookReceiver {
     // A public URL whose agent is gone is as dead as a revoked one.
     if (!agent) throw call.form === 'public' ? new AppError('unauthenticated', 'API key not specified') : AppError.notFound('Agent');
     if (!agent.developerAccess || agent.status === 'INACTIVE') throw new AppError('forbidden', 'Invalid API key');
-    return { organizationId, agentId };
+    return { organizationId, agentId, agent };
   }
 
   /**
