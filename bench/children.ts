@@ -17,11 +17,17 @@ const RESULT = JSON.stringify({ id: 't', agent_id: 'a', status: 'completed', res
 
 async function bare(): Promise<void> {
   // The same route shapes as the service, answered with a constant after reading the body.
+  // `PUT /__schema` sets what `/schema` answers: the service's real schema bytes, so the ceiling sends as much.
+  let schema = RESULT;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = req.url?.startsWith('/wh_') ? STARTED : req.url?.startsWith('/v1/agents') ? AGENT : RESULT;
+      if (req.method === 'PUT' && req.url === '/__schema') {
+        schema = Buffer.concat(chunks).toString();
+        return void res.writeHead(204).end();
+      }
+      const body = req.url?.startsWith('/wh_') ? STARTED : req.url?.startsWith('/v1/agents') ? AGENT : req.url?.startsWith('/schema') ? schema : RESULT;
       res.writeHead(req.url?.startsWith('/v1/agents') ? 201 : 200, { 'content-type': 'application/json' }).end(body);
     });
   });

@@ -186,7 +186,9 @@ export class AgentsService {
    * ('draft'; the published version when there is no draft). Secrets are revealed: never present the result.
    */
   async getRunnable(organizationId: string, id: string, version?: number | 'draft'): Promise<RunnableAgent> {
-    const row = await this.load(organizationId, id);
+    // The shared parse is safe here: revealing copies every object of the configuration.
+    const row = await this.repo.findShared(organizationId, id);
+    if (!row) throw AppError.notFound('Agent');
     const { config, version: v } = await this.pickVersion(row, version);
     const revealed = revealSecrets(config as unknown as Record<string, unknown>, this.secretBox) as unknown as AgentConfig;
     const view = presentAgent(row, revealed, { version: typeof v === 'number' ? v : row.currentVersion, hasPendingChanges: row.draft !== null, isLatest: v === row.currentVersion }, this.urls.webhook, true);

@@ -28,13 +28,18 @@ export class TaskQueueRepository {
 
   /**
    * A read-only probe before claiming: on SQLite even an UPDATE that matches nothing takes the write lock, which
-   * idle workers polling several times a second would otherwise keep contending for.
+   * idle workers polling several times a second would otherwise keep contending for. Expired leases first (those
+   * tasks started earlier), and only when `withExpired`.
    */
-  async hasClaimable(now: number): Promise<boolean> {
+  async nextClaimable(now: number, withExpired: boolean): Promise<'expired' | 'pending' | undefined> {
     const k = this.db.kysely;
+    if (withExpired && (await this.hasExpired(now))) return 'expired';
     const pending = await k.selectFrom('tasks').select('id').where('status', '=', 'pending').where('queued_at', '<=', now).limit(1).executeTakeFirst();
-    if (pending) return true;
-    const expired = await k
+    return pending ? 'pending' : undefined;
+  }
+
+  private async hasExpired(now: number): Promise<boolean> {
+    const expired = await this.db.kysely
       .selectFrom('tasks')
       .select('id')
       .where('status', 'in', ['executing', 'paused'])

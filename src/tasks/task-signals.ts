@@ -7,8 +7,12 @@ import type { Logger } from '../lib/logger.js';
  * event followers, the worker that runs it: stop and approval decisions). In-process listeners hear them at
  * once; on PostgreSQL they cross processes through LISTEN/NOTIFY. Signals are only hints: every listener
  * re-reads the database, and polls as a fallback, so a lost notification delays but never loses anything.
+ *
+ * A task signal says whether the task's status (or a decision on it) changed, or only its trace grew: a run
+ * appends a dozen events, and waiters for the final status and the worker's stop check would otherwise re-read
+ * the task after each of them.
  */
-export type TaskSignal = { kind: 'queued' } | { kind: 'task'; organizationId: string; taskId: string };
+export type TaskSignal = { kind: 'queued' } | { kind: 'task'; organizationId: string; taskId: string; statusChanged: boolean };
 
 const CHANNEL = 'agentry_tasks';
 /** Notifications for one task are coalesced over this window: a streaming run emits an event per token. */
@@ -64,7 +68,10 @@ export class TaskSignals {
     this.bus.emit('signal', signal);
     if (!this.notify || this.closed || opts.local) return;
     const key = signal.kind === 'queued' ? 'queued' : `${signal.organizationId}\u0000${signal.taskId}`;
-    this.pendingNotify.set(key, signal);
+    const earlier = this.pendingNotify.get(key);
+    // Coalesced per task: the merged signal changed the status if any of its parts did.
+    if (earlier?.kind === 'task' && signal.kind === 'task' && earlier.statusChanged) this.pendingNotify.set(key, { ...signal, statusChanged: true });
+    else this.pendingNotify.set(key, signal);
     this.flushTimer ??= setTimeout(() => void this.flush(), NOTIFY_COALESCE_MS);
   }
 
@@ -94,7 +101,10 @@ export class TaskSignals {
     try {
       const s = JSON.parse(payload) as TaskSignal & { from?: string };
       if (s.from === this.instance) return;
-      this.bus.emit('signal', s.kind === 'queued' ? { kind: 'queued' } : { kind: 'task', organizationId: s.organizationId, taskId: s.taskId });
+      this.bus.emit(
+        'signal',
+        s.kind === 'queued' ? { kind: 'queued' } : { kind: 'task', organizationId: s.organizationId, taskId: s.taskId, statusChanged: s.statusChanged !== false },
+      );
     } catch {
       // A malformed payload is someone else's; ignore it.
     }

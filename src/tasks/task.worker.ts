@@ -67,7 +67,8 @@ export class TaskWorker implements Startable {
     this.active = true;
     this.unsubscribe = this.d.signals.on((s) => {
       if (s.kind === 'queued') this.claimWaker.wake();
-      else if (this.running.has(key(s.organizationId, s.taskId))) this.controlWaker.wake();
+      // Stops and decisions change the status; the trace events this worker appends itself do not.
+      else if (s.statusChanged && this.running.has(key(s.organizationId, s.taskId))) this.controlWaker.wake();
     });
     this.loops = [this.claimLoop(), this.controlLoop()];
   }
@@ -89,14 +90,29 @@ export class TaskWorker implements Startable {
     return this.d.signals.crossProcess ? 1000 : 250;
   }
 
+  /**
+   * New tasks are claimed as soon as they are signalled. Dead workers' tasks (expired leases) are looked for
+   * once per poll interval, with the sweep: recovery waits at most that long, and a busy worker does not pay
+   * three extra queries for every task it claims.
+   */
   private async claimLoop(): Promise<void> {
+    let lastRecovery = -Infinity;
     while (this.active) {
       try {
-        await this.sweep();
+        const recover = this.d.clock.now() - lastRecovery >= this.pollMs;
+        if (recover) {
+          lastRecovery = this.d.clock.now();
+          await this.sweep();
+        }
         while (this.active && this.running.size < this.d.concurrency) {
           const now = this.d.clock.now();
-          if (!(await this.d.queue.hasClaimable(now))) break;
-          const row = (await this.d.queue.claimExpired(this.owner, now, this.d.leaseMs)) ?? (await this.d.queue.claimPending(this.owner, now, this.d.leaseMs));
+          const kind = await this.d.queue.nextClaimable(now, recover);
+          const row =
+            kind === 'expired'
+              ? await this.d.queue.claimExpired(this.owner, now, this.d.leaseMs)
+              : kind === 'pending'
+                ? await this.d.queue.claimPending(this.owner, now, this.d.leaseMs)
+                : undefined;
           if (!row) break;
           this.launch(row);
         }
@@ -154,7 +170,7 @@ export class TaskWorker implements Startable {
     const ended = await this.d.queue.sweepExhausted(now, (n) => `The task was abandoned: the worker running it stopped responding (${n} attempts)`);
     for (const row of ended) {
       await this.d.tasks.appendEvent(undefined, eventRow(row, 'task_finished', now, presentTask(row)));
-      this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id });
+      this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
     }
   }
 
@@ -227,7 +243,7 @@ export class TaskWorker implements Startable {
       const requeued = await this.d.queue.requeue(e.lease, at, now, { refundAttempt: false, tokens });
       if (requeued) {
         await this.d.tasks.appendEvent(undefined, eventRow(requeued, 'task_updated', now, { ...presentTask(requeued), retry_reason: outcome.result }));
-        this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id });
+        this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
       }
       return;
     }
@@ -250,7 +266,7 @@ export class TaskWorker implements Startable {
     }));
     const done = await this.d.queue.finish(e.lease, fields, messages, { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) }, now);
     if (!done) this.d.log.warn({ task_id: row.id }, 'task outcome discarded: the task was stopped or taken over');
-    this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id });
+    this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
   }
 
   /** A shutdown hands the task straight back to the queue without counting the attempt; a lost task is someone else's. */
@@ -261,10 +277,10 @@ export class TaskWorker implements Startable {
     if (row) this.d.signals.publish({ kind: 'queued' });
   }
 
-  private async emit(e: Execution, type: TaskEvent['type'], data: object): Promise<void> {
+  private async emit(e: Execution, type: TaskEvent['type'], data: object, statusChanged = false): Promise<void> {
     const seq = await this.d.queue.appendEvent(e.lease, type, this.d.clock.now(), JSON.stringify(data));
     if (seq === undefined) this.abort(e, 'lost');
-    else this.d.signals.publish({ kind: 'task', organizationId: e.lease.organizationId, taskId: e.lease.taskId });
+    else this.d.signals.publish({ kind: 'task', organizationId: e.lease.organizationId, taskId: e.lease.taskId, statusChanged });
   }
 
   /** Pauses the task until a person decides; a stop (or lost lease) meanwhile counts as a rejection. */
@@ -276,7 +292,7 @@ export class TaskWorker implements Startable {
       return false;
     }
     const row = await this.d.tasks.find(e.lease.organizationId, e.lease.taskId);
-    if (row) await this.emit(e, 'task_updated', presentTask(row));
+    if (row) await this.emit(e, 'task_updated', presentTask(row), true);
     return decided;
   }
 }

@@ -167,7 +167,7 @@ export class TasksService implements TaskSubmitter {
       if (r) await this.repo.appendEvent(trx, eventRow(r, 'task_finished', now, presentTask(r)));
       return r;
     });
-    this.signals.publish({ kind: 'task', organizationId, taskId });
+    this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
     // Lost a race with the worker finishing it: show the task as it ended.
     return stopped ? this.present(stopped) : this.get(organizationId, taskId);
   }
@@ -178,7 +178,7 @@ export class TasksService implements TaskSubmitter {
     // Stopping first moves the fence, so the worker running it aborts and can write nothing more.
     if (!FINAL_STATUSES.has(row.status as TaskStatus)) await this.stop(organizationId, taskId);
     if (!(await this.repo.delete(organizationId, taskId))) throw AppError.notFound('Task');
-    this.signals.publish({ kind: 'task', organizationId, taskId });
+    this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
   }
 
   async thread(organizationId: string, taskId: string): Promise<ThreadMessage[]> {
@@ -252,7 +252,7 @@ export class TasksService implements TaskSubmitter {
       return r;
     });
     if (!decided) throw new AppError('conflict', 'Task is not waiting for approval');
-    this.signals.publish({ kind: 'task', organizationId, taskId });
+    this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
     return this.present(decided);
   }
 
@@ -262,7 +262,7 @@ export class TasksService implements TaskSubmitter {
    */
   private published(organizationId: string, taskId: string, isNew: boolean): void {
     this.signals.publish({ kind: 'queued' });
-    this.signals.publish({ kind: 'task', organizationId, taskId }, { local: isNew });
+    this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true }, { local: isNew });
   }
 
   private async checkDailyLimit(s: TaskSubmission, max: number, now: number): Promise<void> {
@@ -284,10 +284,11 @@ export class TasksService implements TaskSubmitter {
     return this.signals.crossProcess ? 1000 : 200;
   }
 
+  /** Wakes `fn`'s waker when the task's status changes (not for each event of its trace). */
   private async watch<T>(organizationId: string, taskId: string, fn: (waker: Waker) => Promise<T>): Promise<T> {
     const waker = new Waker();
     const off = this.signals.on((s) => {
-      if (s.kind === 'task' && s.organizationId === organizationId && s.taskId === taskId) waker.wake();
+      if (s.kind === 'task' && s.statusChanged && s.organizationId === organizationId && s.taskId === taskId) waker.wake();
     });
     try {
       return await fn(waker);
