@@ -298,15 +298,32 @@ export class TasksService implements TaskSubmitter {
   }
 }
 
-function newTaskRow(s: TaskSubmission, id: string, fields: ContinuationFields, now: number): TaskRow {
+/**
+ * A new task's row. One literal with every column (no spread): an object built by spreading and then adding
+ * 29 more keys goes to V8's slow dictionary mode, which showed in the accept profile.
+ */
+function newTaskRow(s: TaskSubmission, id: string, f: ContinuationFields, now: number): TaskRow {
   return {
-    ...fields,
     organization_id: s.organizationId,
     id,
     agent_id: s.agentId,
+    agent_version: f.agent_version,
     status: 'pending',
+    source: f.source,
+    input_text: f.input_text,
+    input_files: f.input_files,
+    input_user: f.input_user,
+    user_id: f.user_id,
     title: titleOf(s.text),
     result: null,
+    additional_context: f.additional_context,
+    expected_output: f.expected_output,
+    instructions_override: f.instructions_override,
+    output_format: f.output_format,
+    output_schema: f.output_schema,
+    disable_attachment_injection: f.disable_attachment_injection,
+    sealed_user_tokens: f.sealed_user_tokens,
+    parent_execution: f.parent_execution,
     is_manually_stopped: 0,
     prompt_tokens: 0,
     completion_tokens: 0,
@@ -315,6 +332,7 @@ function newTaskRow(s: TaskSubmission, id: string, fields: ContinuationFields, n
     llm_model_name: null,
     run: 1,
     execution_attempts: 0,
+    max_attempts: f.max_attempts,
     fence: 0,
     lease_owner: null,
     lease_expires_at: null,
