@@ -1,8 +1,9 @@
 import type { ProviderOptions } from '../llm/llm-providers.js';
-import { jsonSchema, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import { jsonSchema, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import type { TaskTokens } from '../tasks/task.types.js';
 import type { RuntimeTool } from '../tools/tool-kinds.js';
 import { describeLlmError } from '../llm/llm-errors.js';
+import { openModelStream, type ModelStep } from './model-stream.js';
 import type { RunRequest } from './task-runner.js';
 
 /** A provider call that failed after the transport's retries; the message is fit for the task result. */
@@ -31,7 +32,7 @@ export interface LlmStepResult {
   toolCalls: LlmToolCall[];
   tokens: TaskTokens;
   finishReason: string;
-  /** The assistant message(s) to append to the conversation, as the SDK built them (keeps provider metadata). */
+  /** The message(s) to append to the conversation, as streamText's response.messages (keeps provider metadata). */
   responseMessages: ModelMessage[];
 }
 
@@ -63,20 +64,6 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
   const { req, now } = input;
   const started = now();
   const hasTools = input.tools.length > 0;
-  const result = streamText({
-    model: input.model,
-    system: input.system,
-    messages: input.messages,
-    tools: hasTools ? toAiTools(input.tools) : undefined,
-    toolChoice: hasTools ? (input.allowTools ? 'auto' : 'none') : undefined,
-    // Retries are the transport's (createRetryingFetch): one bounded policy for every provider.
-    maxRetries: 0,
-    abortSignal: req.signal,
-    providerOptions: input.providerOptions,
-    // Errors arrive as `error` parts below and end the run with a clear result; the SDK's default console print
-    // would only duplicate them outside the structured log.
-    onError: () => undefined,
-  });
 
   let text = '';
   let pending = '';
@@ -93,36 +80,46 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
     });
   };
 
-  const toolCalls: LlmToolCall[] = [];
-  let tokens: TaskTokens = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  let finishReason = 'unknown';
+  // The model's doStream consumed directly (model-stream.ts): streamText's pipeline cost ~2 ms of CPU per call.
+  let step: ModelStep | undefined;
   let failure: unknown;
   try {
-    for await (const part of result.fullStream) {
-      if (part.type === 'text-delta') {
-        text += part.text;
-        pending += part.text;
-        if (now() - lastFlush >= CHUNK_FLUSH_MS) await flush();
-        if (emitFailure) break;
-      } else if (part.type === 'tool-call') {
-        const invalid = 'invalid' in part && part.invalid === true;
-        toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, invalid });
-      } else if (part.type === 'finish-step') {
-        const u = part.usage;
-        const prompt = u.inputTokens ?? 0;
-        const completion = u.outputTokens ?? 0;
-        tokens = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: u.totalTokens ?? prompt + completion };
-        finishReason = part.finishReason;
-      } else if (part.type === 'error') {
-        failure = part.error;
-      }
+    step = await openModelStream({
+      model: input.model,
+      system: input.system,
+      messages: input.messages,
+      tools: hasTools ? toAiTools(input.tools) : undefined,
+      toolChoice: hasTools ? (input.allowTools ? 'auto' : 'none') : undefined,
+      providerOptions: input.providerOptions,
+      abortSignal: req.signal,
+    });
+    for await (const delta of step.textDeltas()) {
+      text += delta;
+      pending += delta;
+      if (now() - lastFlush >= CHUNK_FLUSH_MS) await flush();
+      if (emitFailure) break;
     }
+    failure = step.failure;
   } catch (e) {
+    // Thrown by doStream (e.g. APICallError after the transport's retries) or by the stream itself.
     failure = e;
   }
   req.signal.throwIfAborted();
   await flush();
   if (emitFailure) throw emitFailure;
+
+  const toolCalls: LlmToolCall[] = step ? step.toolCalls : [];
+  let tokens: TaskTokens = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  let finishReason = 'unknown';
+  // Usage counts only when the stream closed normally (streamText's finish-step), even if it carried an error.
+  const finished = step?.finished;
+  if (finished) {
+    const u = finished.usage;
+    const prompt = u.inputTokens ?? 0;
+    const completion = u.outputTokens ?? 0;
+    tokens = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: u.totalTokens ?? prompt + completion };
+    finishReason = finished.finishReason;
+  }
 
   // A failed call is an LLM call too: the trace shows it with its error.
   await req.emit('llm_call', {
@@ -136,6 +133,5 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
     ...(failure === undefined ? {} : { error: describeLlmError(input.provider, input.modelName, failure) }),
   });
   if (failure !== undefined) throw new LlmCallError(describeLlmError(input.provider, input.modelName, failure), failure);
-  const response = await result.response;
-  return { text, toolCalls, tokens, finishReason, responseMessages: response.messages as ModelMessage[] };
+  return { text, toolCalls, tokens, finishReason, responseMessages: step!.responseMessages() };
 }
