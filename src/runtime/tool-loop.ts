@@ -94,7 +94,9 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     state.tokens = addTokens(state.tokens, step.tokens);
 
     if (step.toolCalls.length > 0 && allowTools) {
-      messages.push(...step.responseMessages);
+      // The SDK answers a call to an unknown tool with its own error result; the executor below answers every
+      // call, and a second result for one call id is refused by providers (Anthropic): keep only ours.
+      messages.push(...step.responseMessages.filter((m) => m.role !== 'tool'));
       thread.push({
         role: 'assistant',
         content: step.text,

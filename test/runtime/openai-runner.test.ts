@@ -98,6 +98,10 @@ describe('agent runner over an OpenAI-compatible provider', () => {
     expect(results[2].result).toBe('weather service down');
     const toolMsgs = llm.requests[2].body.messages.filter((m: any) => m.role === 'tool');
     expect(toolMsgs.at(-1).content).toContain('weather service down');
+    // Every call is answered exactly once, the unknown tool's too (providers refuse duplicate results).
+    const answered = toolMsgs.map((m: any) => m.tool_call_id);
+    expect(answered).toHaveLength(3);
+    expect(new Set(answered).size).toBe(3);
   });
 
   it('stops offering tools at tool_call_limit and asks for the final answer', async () => {
