@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import { parseJson } from '../db/database.js';
+import { VersionedCache } from '../lib/versioned-cache.js';
 import type { AgentConfig } from './agent.schemas.js';
 import type { AgentTables } from './agents.tables.js';
 
@@ -73,8 +74,12 @@ const COLUMNS = ['id', 'organization_id', 'name', 'unique_name', 'status', 'curr
 /** SQL for agents and their immutable versions. Every query filters by organization and skips deleted agents. */
 export class AgentsRepository {
   private readonly parsed = new ParsedConfigs();
+  /** findShared's rows, kept while no configuration table changed (exact; read-through on PostgreSQL). */
+  private readonly shared: VersionedCache<AgentRow>;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    this.shared = new VersionedCache(() => db.configVersion());
+  }
 
   private live(organizationId: string) {
     return this.db.kysely.selectFrom('agents').where('organization_id', '=', organizationId).where('deleted_at', 'is', null);
@@ -114,15 +119,19 @@ export class AgentsRepository {
   }
 
   /**
-   * The same row with its configurations shared and frozen: parsed once per distinct JSON text, so the hot read
-   * paths (every submission reads its agent) skip re-parsing an agent that has not changed. Keyed by content,
-   * so there is nothing to invalidate. Read-only: callers must copy before changing anything.
+   * The same row, shared and frozen: on SQLite served from memory while no configuration table changed, and
+   * parsed once per distinct JSON text, so the hot read paths (every submission reads its agent) neither query
+   * nor re-parse an agent that has not changed. Read-only: callers must copy before changing anything.
    */
   async findShared(organizationId: string, id: string): Promise<AgentRow | undefined> {
-    const r = await this.live(organizationId).select(COLUMNS).where('id', '=', id).executeTakeFirst();
-    if (!r) return undefined;
-    const row = r as Raw;
-    return toRow({ ...row, config: '', draft: null }, this.parsed.get(`${row.id}:c`, row.config), row.draft ? this.parsed.get(`${row.id}:d`, row.draft) : null);
+    return this.shared.get(`${organizationId}\u0000${id}`, async () => {
+      const r = await this.live(organizationId).select(COLUMNS).where('id', '=', id).executeTakeFirst();
+      if (!r) return undefined;
+      const row = r as Raw;
+      return Object.freeze(
+        toRow({ ...row, config: '', draft: null }, this.parsed.get(`${row.id}:c`, row.config), row.draft ? this.parsed.get(`${row.id}:d`, row.draft) : null),
+      );
+    });
   }
 
   async exists(organizationId: string, id: string): Promise<boolean> {

@@ -13,6 +13,12 @@ export interface Db {
   readonly dialect: DialectName;
   /** PostgreSQL connection string, for components that need a dedicated connection (LISTEN). */
   readonly url?: string;
+  /**
+   * A value that changes whenever the configuration tables (CONFIG_CHANGE) may have changed, in this process or
+   * any other; undefined where that cannot be known cheaply (PostgreSQL), so callers must read through. Lets hot
+   * paths cache what every request reads (the webhook's channel and agent) without ever serving a stale value.
+   */
+  configVersion(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -25,7 +31,7 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, dialect: 'postgres', url: opts.url, close: () => kysely.destroy() };
+    return { kysely, dialect: 'postgres', url: opts.url, configVersion: () => undefined, close: () => kysely.destroy() };
   }
   if (opts.sqlitePath !== ':memory:') mkdirSync(dirname(opts.sqlitePath), { recursive: true });
   const raw = new Sqlite(opts.sqlitePath);
@@ -34,9 +40,24 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
   raw.exec('PRAGMA busy_timeout=5000');
   raw.exec('PRAGMA synchronous=NORMAL');
   raw.exec('PRAGMA foreign_keys=ON');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) as never }) });
-  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  const handle = withStatementCache(raw);
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle as never }) });
+  // data_version moves when another connection (another process) commits; our own writes are counted as they run.
+  const dataVersion = raw.prepare('PRAGMA data_version');
+  return {
+    kysely,
+    dialect: 'sqlite',
+    configVersion: () => `${(dataVersion.get() as { data_version: number }).data_version}:${handle.configWrites()}`,
+    close: () => kysely.destroy(),
+  };
 }
+
+/**
+ * Statements that change what hot paths cache (see Db.configVersion): writes to organizations, keys, agents and
+ * webhook channels, and any schema change.
+ */
+const CONFIG_CHANGE =
+  /^\s*(?:(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(?:organizations|api_keys|agents|agent_versions|webhook_channels)"?[\s(]|(?:alter|drop|create)\s)/i;
 
 const STATEMENT_CACHE_MAX = 500;
 
@@ -49,23 +70,58 @@ const STATEMENT_CACHE_MAX = 500;
  *   waits busy_timeout for it.
  */
 function withStatementCache(raw: Sqlite.Database) {
-  const cache = new Map<string, ReturnType<Sqlite.Database['prepare']>>();
+  const cache = new Map<string, Statement>();
+  let configWrites = 0;
   return {
     prepare(sql: string) {
       const text = sql === 'begin' ? 'begin immediate' : sql;
       let stmt = cache.get(text);
       if (!stmt) {
         stmt = raw.prepare(text);
+        // Writes to configuration tables are counted when they run (a rolled-back one only costs a re-read).
+        if (CONFIG_CHANGE.test(text)) stmt = counting(stmt, () => configWrites++);
         if (cache.size >= STATEMENT_CACHE_MAX) cache.delete(cache.keys().next().value!);
         cache.set(text, stmt);
       }
       return stmt;
     },
+    configWrites: () => configWrites,
     close() {
       cache.clear();
       raw.close();
     },
   };
+}
+
+type Statement = ReturnType<Sqlite.Database['prepare']>;
+
+/** The statement as Kysely's driver uses it (reader, all, run, iterate), calling `onRun` after each execution. */
+function counting(statement: Statement, onRun: () => void): Statement {
+  // Kysely passes one parameters array; the variadic signature is libsql's.
+  const stmt = statement as unknown as Record<'all' | 'run' | 'iterate', (...a: unknown[]) => unknown> & { reader: boolean };
+  return {
+    get reader() {
+      return stmt.reader;
+    },
+    all: (...args: unknown[]) => {
+      try {
+        return stmt.all(...args);
+      } finally {
+        onRun();
+      }
+    },
+    run: (...args: unknown[]) => {
+      try {
+        return stmt.run(...args);
+      } finally {
+        onRun();
+      }
+    },
+    iterate: (...args: unknown[]) => {
+      onRun();
+      return stmt.iterate(...args);
+    },
+  } as unknown as Statement;
 }
 
 /** Booleans are stored as 0/1 integers on both dialects, so one set of queries serves both. */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LanguageModel } from 'ai';
 import { CredentialResolver, type CredentialAgentFields, type CredentialSource } from './credentials.js';
 import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider, type ProviderOptions } from './llm-providers.js';
@@ -38,9 +39,25 @@ export interface LlmServiceDeps {
 /** The provider the schema defaults to (CONTRACT section 2). */
 export const DEFAULT_PROVIDER: LLMModelProvider = 'anthropic';
 
+/** Distinct (provider, model, endpoint, key, headers) combinations kept built. */
+const MODELS_MAX = 256;
+
 /** Chooses provider, model, endpoint, headers and credentials for an agent, and builds the `ai` model. */
 export class LlmService {
+  /**
+   * Built models, by everything that goes into building one. Building is not free: a provider model compiles
+   * its response schemas (zod) on construction and first use, ~10% of a short run's CPU when done per run.
+   */
+  private readonly models = new Map<string, LanguageModel>();
+  /** A model is shared by concurrent runs, so whose retries to report travels with the call, not the model. */
+  private readonly retryListener = new AsyncLocalStorage<RetryListener>();
+
   constructor(private readonly deps: LlmServiceDeps) {}
+
+  /** Runs `fn` (the LLM calls of one run) with `onRetry` told about each retried call. */
+  withRetryListener<T>(onRetry: RetryListener, fn: () => Promise<T>): Promise<T> {
+    return this.retryListener.run(onRetry, fn);
+  }
 
   /** The provider and model name an agent runs on (before any credential is looked up). */
   identify(agent: LlmAgentFields): { provider: LLMModelProvider; modelName: string } {
@@ -52,20 +69,27 @@ export class LlmService {
   }
 
   /** Throws MissingCredentialsError or ProviderConfigError with a message fit for the task result. */
-  async resolve(agent: LlmAgentFields, onRetry?: RetryListener): Promise<ResolvedModel> {
+  async resolve(agent: LlmAgentFields): Promise<ResolvedModel> {
     const { provider, modelName } = this.identify(agent);
     const credential = await this.deps.credentials.resolve(provider, agent);
     const baseUrl = typeof agent.llm_api_base === 'string' && agent.llm_api_base.trim() ? agent.llm_api_base.trim() : undefined;
     if (baseUrl && !/^https?:\/\//i.test(baseUrl)) throw new ProviderConfigError(`llm_api_base "${baseUrl}" is not an http(s) URL`);
-    const transport = baseUrl ? this.deps.egressFetch : this.deps.publicFetch;
-    const model = PROVIDER_ADAPTERS[provider].createModel({
-      modelName,
-      apiKey: credential.apiKey,
-      baseUrl,
-      headers: stringHeaders(agent.llm_extra_headers),
-      env: this.deps.env,
-      fetch: createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, onRetry),
-    });
+    const headers = stringHeaders(agent.llm_extra_headers);
+    const key = JSON.stringify([provider, modelName, baseUrl ?? null, credential.apiKey, headers]);
+    let model = this.models.get(key);
+    if (!model) {
+      const transport = baseUrl ? this.deps.egressFetch : this.deps.publicFetch;
+      model = PROVIDER_ADAPTERS[provider].createModel({
+        modelName,
+        apiKey: credential.apiKey,
+        baseUrl,
+        headers,
+        env: this.deps.env,
+        fetch: createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, (r) => this.retryListener.getStore()?.(r)),
+      });
+      if (this.models.size >= MODELS_MAX) this.models.delete(this.models.keys().next().value!);
+      this.models.set(key, model);
+    }
     const reasoningEffort = typeof agent.llm_reasoning_effort === 'string' ? agent.llm_reasoning_effort : undefined;
     const providerOptions = PROVIDER_ADAPTERS[provider].callOptions?.({ reasoningEffort, customBase: baseUrl !== undefined });
     return { model, provider, modelName, credentialSource: credential.source, customBase: baseUrl !== undefined, providerOptions };

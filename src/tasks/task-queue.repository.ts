@@ -157,7 +157,13 @@ export class TaskQueueRepository {
       .where('fence', '=', l.fence);
     // PostgreSQL hands out sequence numbers before commit: sharing the task row's lock with the API's writes of the
     // same task (stop, decisions) keeps a task's events committed in sequence order, so followers skip none.
-    if (this.db.dialect === 'postgres') source = source.forShare();
+    if (this.db.dialect === 'postgres') {
+      // A run's trace events do not wait for their own WAL flush (synchronous_commit off for this statement's
+      // implicit transaction): each was an fsync, a dozen per run. A crash of PostgreSQL can lose only the last
+      // events of a run that is then claimed again; the run's outcome (finish) commits synchronously, which
+      // flushes every event before it too.
+      source = source.forShare().where(sql<boolean>`set_config('synchronous_commit', 'off', true) is not null`);
+    }
     const r = await k
       .insertInto('task_events')
       .columns(['organization_id', 'task_id', 'type', 'time', 'data'])

@@ -1,3 +1,4 @@
+import { VersionedCache } from '../lib/versioned-cache.js';
 import type { Db } from '../db/database.js';
 
 export interface WebhookChannel {
@@ -7,15 +8,22 @@ export interface WebhookChannel {
 }
 
 export class WebhookChannelsRepository {
-  constructor(private readonly db: Db) {}
+  /** Secret hash -> channel, kept while no configuration table changed (exact; read-through on PostgreSQL). */
+  private readonly bySecret: VersionedCache<WebhookChannel>;
+
+  constructor(private readonly db: Db) {
+    this.bySecret = new VersionedCache(() => db.configVersion());
+  }
 
   /**
    * The channel a public URL's secret hash belongs to. This is the one lookup not filtered by organization:
    * the secret is what establishes the organization.
    */
   async findBySecretHash(secretHash: string): Promise<WebhookChannel | undefined> {
-    const r = await this.db.kysely.selectFrom('webhook_channels').selectAll().where('secret_hash', '=', secretHash).executeTakeFirst();
-    return r && { agentId: r.agent_id, organizationId: r.organization_id, secretHash: r.secret_hash };
+    return this.bySecret.get(secretHash, async () => {
+      const r = await this.db.kysely.selectFrom('webhook_channels').selectAll().where('secret_hash', '=', secretHash).executeTakeFirst();
+      return r && Object.freeze({ agentId: r.agent_id, organizationId: r.organization_id, secretHash: r.secret_hash });
+    });
   }
 
   async find(organizationId: string, agentId: string): Promise<WebhookChannel | undefined> {

@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
+import { VersionedCache } from '../../src/lib/versioned-cache.js';
+
+/**
+ * The webhook hot path caches its channel and agent reads by Db.configVersion; these tests pin down that the
+ * version moves for every change that matters (this process or another) and for nothing else.
+ */
+describe('configVersion (libsql)', () => {
+  const open: Db[] = [];
+  let dir: string;
+  afterEach(async () => {
+    for (const db of open.splice(0)) await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  async function two(): Promise<[Db, Db]> {
+    dir = mkdtempSync(join(tmpdir(), 'agentry-cv-'));
+    const a = openDatabase({ sqlitePath: join(dir, 'x.db') });
+    open.push(a);
+    await migrate(a);
+    await a.kysely.insertInto('organizations').values({ id: 'org', name: 'org', created_at: 1 }).execute();
+    const b = openDatabase({ sqlitePath: join(dir, 'x.db') });
+    open.push(b);
+    return [a, b];
+  }
+  const agentRow = (id: string) => ({
+    id, organization_id: 'org', name: id, unique_name: id, status: 'ACTIVE', current_version: 1, config: '{}', draft: null,
+    created_by: null, created_at: 1, updated_at: 1, deleted_at: null,
+  });
+
+  it("moves on this connection's writes to configuration tables, not on task writes", async () => {
+    const [a] = await two();
+    const v0 = a.configVersion();
+    expect(v0).toBeDefined();
+    await sql`insert into task_runs (organization_id, task_id, run, agent_id, created_at) values ('org', 't', 1, 'a', 1)`.execute(a.kysely);
+    expect(a.configVersion()).toBe(v0);
+    await a.kysely.insertInto('agents').values(agentRow('a1')).execute();
+    const v1 = a.configVersion();
+    expect(v1).not.toBe(v0);
+    await a.kysely.updateTable('agents').set({ status: 'INACTIVE' }).where('id', '=', 'a1').execute();
+    const v2 = a.configVersion();
+    expect(v2).not.toBe(v1);
+    await a.kysely.deleteFrom('webhook_channels').where('agent_id', '=', 'nothing').execute();
+    expect(a.configVersion()).not.toBe(v2);
+  });
+
+  it("moves when another connection (another process) commits", async () => {
+    const [a, b] = await two();
+    const v0 = a.configVersion();
+    await b.kysely.insertInto('agents').values(agentRow('b1')).execute();
+    expect(a.configVersion()).not.toBe(v0);
+  });
+
+  it('serves a cached agent only until it changes, in this process or another', async () => {
+    const [a, b] = await two();
+    const { AgentsRepository } = await import('../../src/agents/agents.repository.js');
+    const repo = new AgentsRepository(a);
+    await a.kysely.insertInto('agents').values(agentRow('c1')).execute();
+    const first = await repo.findShared('org', 'c1');
+    expect(await repo.findShared('org', 'c1')).toBe(first);
+    await b.kysely.updateTable('agents').set({ status: 'INACTIVE' }).where('id', '=', 'c1').execute();
+    expect((await repo.findShared('org', 'c1'))?.status).toBe('INACTIVE');
+    await a.kysely.updateTable('agents').set({ deleted_at: 2 }).where('id', '=', 'c1').execute();
+    expect(await repo.findShared('org', 'c1')).toBeUndefined();
+  });
+});
+
+describe('configVersion (PostgreSQL)', () => {
+  it('is unknown, so caches read through', () => {
+    const db = openDatabase({ url: 'postgres://postgres@127.0.0.1:5432/test', sqlitePath: ':memory:' });
+    expect(db.configVersion()).toBeUndefined();
+    return db.close();
+  });
+});
+
+describe('VersionedCache', () => {
+  it('reads through without a version, caches per version, never caches a miss', async () => {
+    let version: string | undefined;
+    let loads = 0;
+    let value: string | undefined = 'x';
+    const cache = new VersionedCache<string>(() => version);
+    const get = () => cache.get('k', async () => (loads++, value));
+    await get();
+    await get();
+    expect(loads).toBe(2);
+    version = '1';
+    expect(await get()).toBe('x');
+    expect(await get()).toBe('x');
+    expect(loads).toBe(3);
+    version = '2';
+    value = 'y';
+    expect(await get()).toBe('y');
+    expect(loads).toBe(4);
+    value = undefined;
+    version = '3';
+    expect(await get()).toBeUndefined();
+    expect(await get()).toBeUndefined();
+    expect(loads).toBe(6);
+  });
+});
