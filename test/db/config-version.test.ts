@@ -49,10 +49,13 @@ describe('configVersion (libsql)', () => {
     expect(a.configVersion()).not.toBe(v2);
   });
 
-  it("moves when another connection (another process) commits", async () => {
+  it('moves when another connection (another process) commits, from the next event-loop turn', async () => {
     const [a, b] = await two();
     const v0 = a.configVersion();
     await b.kysely.insertInto('agents').values(agentRow('b1')).execute();
+    // Read once per turn: within the turn that read it, the version stands.
+    expect(a.configVersion()).toBe(v0);
+    await nextTurn();
     expect(a.configVersion()).not.toBe(v0);
   });
 
@@ -64,11 +67,14 @@ describe('configVersion (libsql)', () => {
     const first = await repo.findShared('org', 'c1');
     expect(await repo.findShared('org', 'c1')).toBe(first);
     await b.kysely.updateTable('agents').set({ status: 'INACTIVE' }).where('id', '=', 'c1').execute();
+    await nextTurn();
     expect((await repo.findShared('org', 'c1'))?.status).toBe('INACTIVE');
     await a.kysely.updateTable('agents').set({ deleted_at: 2 }).where('id', '=', 'c1').execute();
     expect(await repo.findShared('org', 'c1')).toBeUndefined();
   });
 });
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('configVersion (PostgreSQL)', () => {
   it('is unknown, so caches read through', () => {
