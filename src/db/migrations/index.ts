@@ -8,6 +8,7 @@ import { filesWebhooks0005 } from './0005_files_webhooks.js';
 import { tasks0004 } from './0004_tasks.js';
 import { knowledge0007 } from './0007_knowledge.js';
 import { mcpUserTokens0008 } from './0008_mcp_user_tokens.js';
+import { partialTaskIndexes0009 } from './0009_partial_task_indexes.js';
 
 /**
  * Forward-only migrations, applied in order on start. Never edit one that has shipped:
@@ -18,4 +19,4 @@ export interface MigrationDef {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
 }
 
-export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008];
+export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009];
