@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LanguageModel } from 'ai';
 import { CredentialResolver, type CredentialAgentFields, type CredentialSource } from './credentials.js';
 import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider, type ProviderOptions } from './llm-providers.js';
@@ -49,14 +48,18 @@ export class LlmService {
    * its response schemas (zod) on construction and first use, ~10% of a short run's CPU when done per run.
    */
   private readonly models = new Map<string, LanguageModel>();
-  /** A model is shared by concurrent runs, so whose retries to report travels with the call, not the model. */
-  private readonly retryListener = new AsyncLocalStorage<RetryListener>();
+  /**
+   * A model is shared by concurrent runs, so whose retries to report is found from the call: by its abort signal,
+   * which is each run's own (AsyncLocalStorage would do too, but on Node 20 it turns on promise hooks for the
+   * whole process, a cost on every await).
+   */
+  private readonly retryListeners = new WeakMap<AbortSignal, RetryListener>();
 
   constructor(private readonly deps: LlmServiceDeps) {}
 
-  /** Runs `fn` (the LLM calls of one run) with `onRetry` told about each retried call. */
-  withRetryListener<T>(onRetry: RetryListener, fn: () => Promise<T>): Promise<T> {
-    return this.retryListener.run(onRetry, fn);
+  /** Tells `onRetry` about each retried LLM call made with `signal` (one run's). */
+  reportRetries(signal: AbortSignal, onRetry: RetryListener): void {
+    this.retryListeners.set(signal, onRetry);
   }
 
   /** The provider and model name an agent runs on (before any credential is looked up). */
@@ -85,7 +88,10 @@ export class LlmService {
         baseUrl,
         headers,
         env: this.deps.env,
-        fetch: createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, (r) => this.retryListener.getStore()?.(r)),
+        fetch: (input, init) => {
+          const onRetry = init?.signal ? this.retryListeners.get(init.signal) : undefined;
+          return createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, onRetry)(input, init);
+        },
       });
       if (this.models.size >= MODELS_MAX) this.models.delete(this.models.keys().next().value!);
       this.models.set(key, model);

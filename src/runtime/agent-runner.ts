@@ -4,7 +4,6 @@ import type { Logger } from '../lib/logger.js';
 import { MissingCredentialsError } from '../llm/credentials.js';
 import { ProviderConfigError } from '../llm/llm-providers.js';
 import type { LlmService } from '../llm/llm.service.js';
-import type { RetryListener } from '../llm/retrying-fetch.js';
 import type { RunContextAgent, ToolCallContext } from '../tools/tool-kinds.js';
 import type { ContextContributorRegistry } from './context-contributors.js';
 import { boundHistory, historyToModelMessages, nextRunNumber } from './history.js';
@@ -91,29 +90,28 @@ export class AgentRunner implements TaskRunner {
         { role: 'user', content: buildUserMessage(task.input, !extras.disableAttachmentInjection) },
       ];
 
-      const onRetry: RetryListener = (r) =>
-        this.deps.log.warn({ task_id: task.id, provider, status: r.status, attempt: r.attempt, delay_ms: r.delayMs }, 'LLM call retried');
-      const r = await this.deps.llm.withRetryListener(onRetry, () =>
-        runToolLoop(
-          {
-            model: resolved.model,
-            provider: resolved.provider,
-            modelName: resolved.modelName,
-            providerOptions: resolved.providerOptions,
-            system,
-            messages,
-            tools,
-            limits,
-            output,
-            supervised: agent.is_supervised === true,
-            toolCtx,
-            req,
-            run: runNumber,
-            now,
-            validator: this.validator,
-          },
-          state,
-        ),
+      this.deps.llm.reportRetries(req.signal, (r) =>
+        this.deps.log.warn({ task_id: task.id, provider, status: r.status, attempt: r.attempt, delay_ms: r.delayMs }, 'LLM call retried'),
+      );
+      const r = await runToolLoop(
+        {
+          model: resolved.model,
+          provider: resolved.provider,
+          modelName: resolved.modelName,
+          providerOptions: resolved.providerOptions,
+          system,
+          messages,
+          tools,
+          limits,
+          output,
+          supervised: agent.is_supervised === true,
+          toolCtx,
+          req,
+          run: runNumber,
+          now,
+          validator: this.validator,
+        },
+        state,
       );
       return outcome(r.status, r.result);
     } catch (e) {

@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RunAbortedError } from '../../src/runtime/task-runner.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
@@ -219,12 +220,17 @@ describe('agent runner over an OpenAI-compatible provider', () => {
     expect(llm.requests[0].system).not.toContain('You are a meteorologist');
   });
 
-  it('retries a 429 as Retry-After says, then completes', async () => {
-    const rt = makeRuntime();
+  it('retries a 429 as Retry-After says, then completes, and logs the retry with its task id', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const rt = makeRuntime({ log });
     llm.reply({ status: 429, error: 'Rate limit reached', headers: { 'retry-after': '0' } }, { text: 'After the wait.' });
-    const rec = await runOnce(rt, { agent: openaiAgent(llm.baseUrl) });
+    const task = makeTask();
+    const rec = await runOnce(rt, { agent: openaiAgent(llm.baseUrl), task });
     expect(rec.outcome).toMatchObject({ status: 'completed', result: 'After the wait.' });
     expect(llm.requests).toHaveLength(2);
+    // The model is shared between runs; the retry is still reported as this run's.
+    expect(lines.filter((l) => l.msg === 'LLM call retried')).toEqual([expect.objectContaining({ task_id: task.id, status: 429, attempt: 1 })]);
   });
 
   it('ends with error naming the provider when it keeps failing', async () => {

@@ -1,6 +1,6 @@
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { createLogger } from '../../src/lib/logger.js';
+import { createLogger, type Logger } from '../../src/lib/logger.js';
 import { SecretBox } from '../../src/lib/secret-box.js';
 import type { OrgSecretReader } from '../../src/llm/credentials.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
@@ -16,6 +16,7 @@ export interface RuntimeOptions {
   env?: Record<string, string>;
   secrets?: Record<string, string>;
   submitter?: TaskSubmitter;
+  log?: Logger;
 }
 
 export function makeRuntime(opts: RuntimeOptions = {}): Runtime {
@@ -25,7 +26,7 @@ export function makeRuntime(opts: RuntimeOptions = {}): Runtime {
     config,
     secretBox,
     clock: systemClock,
-    log: createLogger('silent'),
+    log: opts.log ?? createLogger('silent'),
     secrets: () => secrets,
     submitter: () => {
       if (!opts.submitter) throw new Error('no submitter in this test');
