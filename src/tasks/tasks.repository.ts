@@ -97,16 +97,28 @@ export class TasksRepository {
    * the order given.
    */
   async insertNew(items: { task: NewTaskRow; event: NewEventRow }[]): Promise<number[]> {
-    return this.transaction(async (trx) => {
-      await trx.insertInto('tasks').values(items.map((i) => i.task)).execute();
-      await trx
-        .insertInto('task_runs')
-        .values(items.map(({ task: t }) => ({ organization_id: t.organization_id, task_id: t.id, run: t.run ?? 1, agent_id: t.agent_id, created_at: t.created_at })))
+    const tasks = items.map((i) => i.task);
+    const runs = items.map(({ task: t }) => ({ organization_id: t.organization_id, task_id: t.id, run: t.run ?? 1, agent_id: t.agent_id, created_at: t.created_at }));
+    const events = items.map((i) => i.event);
+    let seqs: { task_id: string; seq: number }[];
+    if (this.db.dialect === 'postgres') {
+      // One statement, so one round trip (a statement is its own transaction): data-modifying CTEs.
+      seqs = await this.db.kysely
+        .with('t', (db) => db.insertInto('tasks').values(tasks))
+        .with('r', (db) => db.insertInto('task_runs').values(runs))
+        .insertInto('task_events')
+        .values(events)
+        .returning(['task_id', 'seq'])
         .execute();
-      const seqs = await trx.insertInto('task_events').values(items.map((i) => i.event)).returning(['task_id', 'seq']).execute();
-      const byTask = new Map(seqs.map((r) => [r.task_id, Number(r.seq)]));
-      return items.map((i) => byTask.get(i.task.id)!);
-    });
+    } else {
+      seqs = await this.transaction(async (trx) => {
+        await trx.insertInto('tasks').values(tasks).execute();
+        await trx.insertInto('task_runs').values(runs).execute();
+        return trx.insertInto('task_events').values(events).returning(['task_id', 'seq']).execute();
+      });
+    }
+    const byTask = new Map(seqs.map((r) => [r.task_id, Number(r.seq)]));
+    return items.map((i) => byTask.get(i.task.id)!);
   }
 
   async insertRun(trx: Transaction<Database>, row: Insertable<Database['task_runs']>): Promise<void> {
