@@ -43,6 +43,8 @@ interface Execution {
   approval?: (approved: boolean) => void;
   /** The run returned and its outcome is being written: the lease is about to be released on purpose. */
   settling?: boolean;
+  /** The trace events written so far, in order (see emit). */
+  trace: Promise<void>;
   done: Promise<void>;
 }
 
@@ -176,14 +178,16 @@ export class TaskWorker implements Startable {
 
   private launch(row: TaskRow): void {
     const lease: Lease = { organizationId: row.organization_id, taskId: row.id, fence: Number(row.fence) };
-    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now() } as Execution;
+    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now(), trace: Promise.resolve() } as Execution;
     const k = key(lease.organizationId, lease.taskId);
     this.running.set(k, e);
     e.done = this.execute(row, e)
       .catch((err) => this.d.log.error({ err, task_id: row.id }, 'task execution failed'))
       .finally(() => {
+        // A freed slot matters to the claim loop only if it had stopped claiming for want of one.
+        const wasFull = this.running.size >= this.d.concurrency;
         if (this.running.get(k) === e) this.running.delete(k);
-        this.claimWaker.wake();
+        if (wasFull) this.claimWaker.wake();
       });
   }
 
@@ -198,7 +202,7 @@ export class TaskWorker implements Startable {
   private async execute(row: TaskRow, e: Execution): Promise<void> {
     const { lease } = e;
     const log = this.d.log.child({ task_id: row.id, attempt: row.execution_attempts });
-    await this.emit(e, 'task_updated', presentTask(row));
+    void this.emit(e, 'task_updated', presentTask(row));
     let agent: RunnableAgent | undefined;
     let outcome: RunOutcome;
     try {
@@ -216,7 +220,11 @@ export class TaskWorker implements Startable {
           expectedOutput: row.expected_output,
         },
         signal: e.abort.signal,
-        emit: (type, data) => this.emit(e, type, data),
+        // The run does not wait for its trace to be written (see emit).
+        emit: (type, data) => {
+          void this.emit(e, type, data);
+          return Promise.resolve();
+        },
         requestApproval: (r) => this.requestApproval(e, r),
       };
       outcome = await Promise.race([this.d.runner.run(req), rejectAfterAbort(e.abort.signal, ABORT_GRACE_MS)]);
@@ -234,6 +242,8 @@ export class TaskWorker implements Startable {
   }
 
   private async record(e: Execution, row: TaskRow, outcome: RunOutcome, agent: RunnableAgent | undefined): Promise<void> {
+    // Every event of the run is committed before the outcome, so task_finished is the trace's last word.
+    await e.trace;
     const now = this.d.clock.now();
     const tokens = outcome.tokens ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     const retry = outcome.status === 'error' && agent && taskStrategies(agent.config).retryOnError && row.execution_attempts < row.max_attempts;
@@ -272,15 +282,34 @@ export class TaskWorker implements Startable {
   /** A shutdown hands the task straight back to the queue without counting the attempt; a lost task is someone else's. */
   private async afterAbort(e: Execution): Promise<void> {
     if (e.reason !== 'shutdown') return;
+    await e.trace;
     const now = this.d.clock.now();
     const row = await this.d.queue.requeue(e.lease, now, now, { refundAttempt: true });
     if (row) this.d.signals.publish({ kind: 'queued' });
   }
 
-  private async emit(e: Execution, type: TaskEvent['type'], data: object, statusChanged = false): Promise<void> {
-    const seq = await this.d.queue.appendEvent(e.lease, type, this.d.clock.now(), JSON.stringify(data));
-    if (seq === undefined) this.abort(e, 'lost');
-    else this.d.signals.publish({ kind: 'task', organizationId: e.lease.organizationId, taskId: e.lease.taskId, statusChanged });
+  /**
+   * Appends a trace event. Writes are chained per run, so events keep their order, but the run does not wait for
+   * them: on PostgreSQL each is a round trip, and a run emits about ten. The event's time and data are taken now.
+   * A write the fence refuses means the task was stopped or taken over: the run aborts, as it would have on its
+   * next control check. A failing write (the database) aborts it the same way; its lease then runs out and the
+   * task is claimed again, as after a crash.
+   */
+  private emit(e: Execution, type: TaskEvent['type'], data: object, statusChanged = false): Promise<void> {
+    const time = this.d.clock.now();
+    const json = JSON.stringify(data);
+    const write = async () => {
+      try {
+        const seq = await this.d.queue.appendEvent(e.lease, type, time, json);
+        if (seq === undefined) this.abort(e, 'lost');
+        else this.d.signals.publish({ kind: 'task', organizationId: e.lease.organizationId, taskId: e.lease.taskId, statusChanged });
+      } catch (err) {
+        this.d.log.error({ err, task_id: e.lease.taskId }, 'could not record a trace event; abandoning the run');
+        this.abort(e, 'lost');
+      }
+    };
+    e.trace = e.trace.then(write);
+    return e.trace;
   }
 
   /** Pauses the task until a person decides; a stop (or lost lease) meanwhile counts as a rejection. */
