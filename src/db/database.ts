@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Sqlite from 'libsql';
@@ -30,7 +31,7 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
     return { kysely, dialect: 'postgres', url: opts.url, configVersion: () => undefined, close: () => kysely.destroy() };
   }
   if (opts.sqlitePath !== ':memory:') mkdirSync(dirname(opts.sqlitePath), { recursive: true });
@@ -105,6 +106,43 @@ function withStatementCache(raw: Sqlite.Database) {
       cache.clear();
       raw.close();
     },
+  };
+}
+
+/** Longer texts (multi-row inserts of varying size) are not worth a server-side statement each. */
+const NAMED_STATEMENT_MAX_CHARS = 2000;
+const NAMED = Symbol('named statements');
+
+/**
+ * What Kysely's PostgreSQL driver sees of the pool: parameterised queries go as named prepared statements, so
+ * each connection parses and plans a query text once instead of on every execution (Kysely sends unnamed ones).
+ * The name is a hash of the text; texts are parameterised, so there are few of them.
+ */
+function withNamedStatements(pool: pg.Pool) {
+  const names = new Map<string, string>();
+  const nameOf = (text: string) => {
+    let name = names.get(text);
+    if (!name) {
+      name = `k${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  return {
+    async connect() {
+      const client = (await pool.connect()) as pg.PoolClient & { [NAMED]?: true };
+      // Pool clients are reused: patch each once.
+      if (!client[NAMED]) {
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+        client.query = ((config: unknown, values?: unknown[]) =>
+          typeof config === 'string' && values?.length && config.length <= NAMED_STATEMENT_MAX_CHARS
+            ? query({ name: nameOf(config), text: config, values })
+            : query(config, values)) as pg.PoolClient['query'];
+        client[NAMED] = true;
+      }
+      return client;
+    },
+    end: () => pool.end(),
   };
 }
 
