@@ -4,6 +4,8 @@
  *
  *   node --import tsx bench/children.ts bare          a bare node:http server answering constants (the ceiling)
  *   node --import tsx bench/children.ts instant-llm   an OpenAI-compatible server answering at once
+ *   node --import tsx bench/children.ts fastify       Fastify answering the webhook route with a constant: what the
+ *                                                     framework alone costs, before any of the service's work
  *
  * Each prints one JSON line `{"url": ...}` on stdout when it listens.
  */
@@ -36,6 +38,14 @@ async function bare(): Promise<void> {
   process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }) + '\n');
 }
 
+async function fastifyConstant(): Promise<void> {
+  const { default: Fastify } = await import('fastify');
+  const app = Fastify({ logger: false });
+  app.post('/wh_:secret', async (_req, reply) => reply.code(200).type('application/json').send(STARTED));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` }) + '\n');
+}
+
 async function instantLlm(): Promise<void> {
   const llm = await startOpenAIServer();
   llm.handle(() => ({ text: 'Done.' }));
@@ -47,7 +57,8 @@ async function instantLlm(): Promise<void> {
 const which = process.argv[2];
 if (which === 'bare') await bare();
 else if (which === 'instant-llm') await instantLlm();
+else if (which === 'fastify') await fastifyConstant();
 else {
-  process.stderr.write('usage: children.ts bare|instant-llm\n');
+  process.stderr.write('usage: children.ts bare|instant-llm|fastify\n');
   process.exit(2);
 }

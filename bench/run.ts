@@ -72,7 +72,7 @@ async function drain(svc: Service, agentId: string, n: number, since: number): P
   }
 }
 
-async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child): Promise<void> {
+async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child, fastify: Child): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentry-bench-'));
   const pg = db === 'postgres' ? await createPgDatabase() : undefined;
   const env: Record<string, string> = {
@@ -111,6 +111,9 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child): Promis
     });
     const acceptBare = await load({ url: `${bare.url}/wh_x`, method: 'POST', body: '{"prompt":"x"}', connections: CONNECTIONS, durationSec: DURATION });
     rows.push({ scenario: '1. async webhook accept', db, result: accept, ceiling: acceptBare, peakMb: memoryOf(front.proc.pid!).peakMb });
+    // The framework's own share of the gap: Fastify answering the same route with a constant.
+    const acceptFastify = await load({ url: `${fastify.url}/wh_x`, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"prompt":"x"}', connections: CONNECTIONS, durationSec: DURATION });
+    rows.push({ scenario: '1. (reference) Fastify alone, constant answer', db, result: acceptFastify, ceiling: acceptBare });
     const accepted = await countTasks(front, agentId, 'pending');
     extras.push(`- ${db}: ${accept.requests} async webhook calls answered, ${accepted} pending tasks committed`);
 
@@ -192,9 +195,10 @@ async function main(): Promise<void> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: new URL('..', import.meta.url).pathname, stdio: 'inherit' });
   const bare = await startChild('bare');
   const llm = await startChild('instant-llm');
+  const fastify = await startChild('fastify');
   const dbs = (process.env.BENCH_DBS ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[];
   try {
-    for (const db of dbs) await runOn(db, bare, llm);
+    for (const db of dbs) await runOn(db, bare, llm, fastify);
     const llmCeiling = await load({
       url: `${llm.url}/chat/completions`,
       method: 'POST',
@@ -207,6 +211,7 @@ async function main(): Promise<void> {
   } finally {
     bare.proc.kill();
     llm.proc.kill();
+    fastify.proc.kill();
   }
   const lines = [
     `Run ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION} s per scenario.`,
