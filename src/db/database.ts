@@ -1,10 +1,11 @@
-import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Sqlite from 'libsql';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { withNamedStatements } from './pg-pool.js';
 import type { Database } from './schema.js';
+import { withStatementCache } from './sqlite-handle.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -15,9 +16,10 @@ export interface Db {
   /** PostgreSQL connection string, for components that need a dedicated connection (LISTEN). */
   readonly url?: string;
   /**
-   * A value that changes whenever the configuration tables (CONFIG_CHANGE) may have changed, in this process or
-   * any other; undefined where that cannot be known cheaply (PostgreSQL), so callers must read through. Lets hot
-   * paths cache what every request reads (the webhook's channel and agent) without ever serving a stale value.
+   * A value that changes whenever the configuration tables (CONFIG_CHANGE in sqlite-handle.ts) may have changed:
+   * at once for this process's writes, from the next event-loop turn for another process's; undefined where that
+   * cannot be known cheaply (PostgreSQL), so callers must read through. Lets hot paths cache what every request
+   * reads (the webhook's channel and agent).
    */
   configVersion(): string | undefined;
   close(): Promise<void>;
@@ -66,115 +68,6 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
     configVersion: () => `${otherProcesses()}:${handle.configWrites()}`,
     close: () => kysely.destroy(),
   };
-}
-
-/**
- * Statements that change what hot paths cache (see Db.configVersion): writes to organizations, keys, agents and
- * webhook channels, and any schema change.
- */
-const CONFIG_CHANGE =
-  /^\s*(?:(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(?:organizations|api_keys|agents|agent_versions|webhook_channels)"?[\s(]|(?:alter|drop|create)\s)/i;
-
-const STATEMENT_CACHE_MAX = 500;
-
-/**
- * What Kysely's SQLite driver sees of the database. Two changes to the plain handle:
- * - prepared statements are cached by SQL text: Kysely prepares on every query, and preparing was the largest
- *   single cost in the request profiles (queries are parameterised, so the set of texts is small);
- * - `begin` becomes `begin immediate`: a deferred transaction that reads and then writes fails at once with
- *   SQLITE_BUSY when another process (a separate worker role) holds the write lock, where an immediate one
- *   waits busy_timeout for it.
- */
-function withStatementCache(raw: Sqlite.Database) {
-  const cache = new Map<string, Statement>();
-  let configWrites = 0;
-  return {
-    prepare(sql: string) {
-      const text = sql === 'begin' ? 'begin immediate' : sql;
-      let stmt = cache.get(text);
-      if (!stmt) {
-        stmt = raw.prepare(text);
-        // Writes to configuration tables are counted when they run (a rolled-back one only costs a re-read).
-        if (CONFIG_CHANGE.test(text)) stmt = counting(stmt, () => configWrites++);
-        if (cache.size >= STATEMENT_CACHE_MAX) cache.delete(cache.keys().next().value!);
-        cache.set(text, stmt);
-      }
-      return stmt;
-    },
-    configWrites: () => configWrites,
-    close() {
-      cache.clear();
-      raw.close();
-    },
-  };
-}
-
-/** Longer texts (multi-row inserts of varying size) are not worth a server-side statement each. */
-const NAMED_STATEMENT_MAX_CHARS = 2000;
-const NAMED = Symbol('named statements');
-
-/**
- * What Kysely's PostgreSQL driver sees of the pool: parameterised queries go as named prepared statements, so
- * each connection parses and plans a query text once instead of on every execution (Kysely sends unnamed ones).
- * The name is a hash of the text; texts are parameterised, so there are few of them.
- */
-function withNamedStatements(pool: pg.Pool) {
-  const names = new Map<string, string>();
-  const nameOf = (text: string) => {
-    let name = names.get(text);
-    if (!name) {
-      name = `k${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
-      names.set(text, name);
-    }
-    return name;
-  };
-  return {
-    async connect() {
-      const client = (await pool.connect()) as pg.PoolClient & { [NAMED]?: true };
-      // Pool clients are reused: patch each once.
-      if (!client[NAMED]) {
-        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-        client.query = ((config: unknown, values?: unknown[]) =>
-          typeof config === 'string' && values?.length && config.length <= NAMED_STATEMENT_MAX_CHARS
-            ? query({ name: nameOf(config), text: config, values })
-            : query(config, values)) as pg.PoolClient['query'];
-        client[NAMED] = true;
-      }
-      return client;
-    },
-    end: () => pool.end(),
-  };
-}
-
-type Statement = ReturnType<Sqlite.Database['prepare']>;
-
-/** The statement as Kysely's driver uses it (reader, all, run, iterate), calling `onRun` after each execution. */
-function counting(statement: Statement, onRun: () => void): Statement {
-  // Kysely passes one parameters array; the variadic signature is libsql's.
-  const stmt = statement as unknown as Record<'all' | 'run' | 'iterate', (...a: unknown[]) => unknown> & { reader: boolean };
-  return {
-    get reader() {
-      return stmt.reader;
-    },
-    all: (...args: unknown[]) => {
-      try {
-        return stmt.all(...args);
-      } finally {
-        onRun();
-      }
-    },
-    run: (...args: unknown[]) => {
-      try {
-        return stmt.run(...args);
-      } finally {
-        onRun();
-      }
-    },
-    iterate: (...args: unknown[]) => {
-      onRun();
-      return stmt.iterate(...args);
-    },
-  } as unknown as Statement;
 }
 
 /** Booleans are stored as 0/1 integers on both dialects, so one set of queries serves both. */

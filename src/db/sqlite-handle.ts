@@ -1,0 +1,74 @@
+import type Sqlite from 'libsql';
+
+/**
+ * Statements that change what hot paths cache (see Db.configVersion): writes to organizations, keys, agents and
+ * webhook channels, and any schema change.
+ */
+const CONFIG_CHANGE =
+  /^\s*(?:(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(?:organizations|api_keys|agents|agent_versions|webhook_channels)"?[\s(]|(?:alter|drop|create)\s)/i;
+
+const STATEMENT_CACHE_MAX = 500;
+
+/**
+ * What Kysely's SQLite driver sees of the database. Two changes to the plain handle:
+ * - prepared statements are cached by SQL text: Kysely prepares on every query, and preparing was the largest
+ *   single cost in the request profiles (queries are parameterised, so the set of texts is small);
+ * - `begin` becomes `begin immediate`: a deferred transaction that reads and then writes fails at once with
+ *   SQLITE_BUSY when another process (a separate worker role) holds the write lock, where an immediate one
+ *   waits busy_timeout for it.
+ */
+export function withStatementCache(raw: Sqlite.Database) {
+  const cache = new Map<string, Statement>();
+  let configWrites = 0;
+  return {
+    prepare(sql: string) {
+      const text = sql === 'begin' ? 'begin immediate' : sql;
+      let stmt = cache.get(text);
+      if (!stmt) {
+        stmt = raw.prepare(text);
+        // Writes to configuration tables are counted when they run (a rolled-back one only costs a re-read).
+        if (CONFIG_CHANGE.test(text)) stmt = counting(stmt, () => configWrites++);
+        if (cache.size >= STATEMENT_CACHE_MAX) cache.delete(cache.keys().next().value!);
+        cache.set(text, stmt);
+      }
+      return stmt;
+    },
+    configWrites: () => configWrites,
+    close() {
+      cache.clear();
+      raw.close();
+    },
+  };
+}
+
+type Statement = ReturnType<Sqlite.Database['prepare']>;
+
+/** The statement as Kysely's driver uses it (reader, all, run, iterate), calling `onRun` after each execution. */
+function counting(statement: Statement, onRun: () => void): Statement {
+  // Kysely passes one parameters array; the variadic signature is libsql's.
+  const stmt = statement as unknown as Record<'all' | 'run' | 'iterate', (...a: unknown[]) => unknown> & { reader: boolean };
+  return {
+    get reader() {
+      return stmt.reader;
+    },
+    all: (...args: unknown[]) => {
+      try {
+        return stmt.all(...args);
+      } finally {
+        onRun();
+      }
+    },
+    run: (...args: unknown[]) => {
+      try {
+        return stmt.run(...args);
+      } finally {
+        onRun();
+      }
+    },
+    iterate: (...args: unknown[]) => {
+      onRun();
+      return stmt.iterate(...args);
+    },
+  } as unknown as Statement;
+}
+
