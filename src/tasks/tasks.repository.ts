@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Transaction } from 'kysely';
+import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { TaskStatus } from './task.types.js';
@@ -125,8 +125,18 @@ export class TasksRepository {
     await trx.insertInto('task_runs').values(row).execute();
   }
 
-  async countRunsSince(orgId: string, agentId: string, sinceMs: number): Promise<number> {
-    const r = await this.db.kysely
+  /**
+   * Serialises the submissions of one agent until the transaction ends, so counting its runs and inserting one is
+   * atomic (the daily limit). SQLite transactions are already serial (`begin immediate`); PostgreSQL takes a
+   * transaction-scoped advisory lock on the agent.
+   */
+  async lockAgentRuns(trx: Transaction<Database>, orgId: string, agentId: string): Promise<void> {
+    if (this.db.dialect !== 'postgres') return;
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`agent-runs:${orgId}:${agentId}`}, 0))`.execute(trx);
+  }
+
+  async countRunsSince(orgId: string, agentId: string, sinceMs: number, trx: Transaction<Database> | Db['kysely'] = this.db.kysely): Promise<number> {
+    const r = await trx
       .selectFrom('task_runs')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('organization_id', '=', orgId)

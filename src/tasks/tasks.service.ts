@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
+import type { Transaction } from 'kysely';
 import { isUniqueViolation } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { GroupCommit } from '../lib/group-commit.js';
@@ -57,7 +59,6 @@ export class TasksService implements TaskSubmitter {
     if (s.source === 'api' && agent.config.developer_access === false) throw new AppError('forbidden', 'Developer access is disabled for this agent');
     const strategies = taskStrategies(agent.config);
     const now = this.clock.now();
-    if (strategies.maxRunsPerDay !== undefined) await this.checkDailyLimit(s, strategies.maxRunsPerDay, now);
 
     const cfg = agent.config;
     const fields: ContinuationFields = {
@@ -94,6 +95,9 @@ export class TasksService implements TaskSubmitter {
     for (let attempt = 0; ; attempt++) {
       try {
         const out = await this.repo.transaction(async (trx) => {
+          // Counted in the transaction that inserts, serialised per agent: simultaneous submissions at the limit
+          // cannot both pass it.
+          if (strategies.maxRunsPerDay !== undefined) await this.checkDailyLimit(trx, s, strategies.maxRunsPerDay, now);
           const existing = await this.repo.find(s.organizationId, id, trx);
           let row: TaskRow | undefined;
           if (existing) {
@@ -265,9 +269,10 @@ export class TasksService implements TaskSubmitter {
     this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true }, { local: isNew });
   }
 
-  private async checkDailyLimit(s: TaskSubmission, max: number, now: number): Promise<void> {
+  private async checkDailyLimit(trx: Transaction<Database>, s: TaskSubmission, max: number, now: number): Promise<void> {
     const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
-    const used = await this.repo.countRunsSince(s.organizationId, s.agentId, dayStart);
+    await this.repo.lockAgentRuns(trx, s.organizationId, s.agentId);
+    const used = await this.repo.countRunsSince(s.organizationId, s.agentId, dayStart, trx);
     if (used >= max) {
       const retryAfter = Math.max(1, Math.ceil((dayStart + DAY_MS - now) / 1000));
       throw new AppError('rate_limited', `The agent's limit of ${max} runs per day is reached`, { retryAfter });

@@ -162,6 +162,13 @@ describe.each(TEST_DBS)('tasks API (%s)', (kind) => {
     expect(Number(over.headers['retry-after'])).toBeLessThanOrEqual(86_400);
   });
 
+  it('holds max_runs_per_day under simultaneous submissions: exactly the limit pass', async () => {
+    const limited = await t.createAgent(openaiAgentFields(llm.baseUrl, { task_level_strategies: { max_runs_per_day: 3 } }));
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => invoke(limited, { input: { text: `r${i}` } }, '/async')));
+    const codes = answers.map((a) => a.statusCode).sort();
+    expect(codes).toEqual([200, 200, 200, 429, 429, 429, 429, 429, 429, 429]);
+  });
+
   it('lists with filters and paging, per agent too; 404 for another organization', async () => {
     const agent = await t.createAgent(openaiAgentFields(llm.baseUrl));
     const ids: string[] = [];
