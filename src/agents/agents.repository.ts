@@ -1,3 +1,4 @@
+import { setBounded } from '../lib/bounded-map.js';
 import type { Db } from '../db/database.js';
 import { parseJson } from '../db/database.js';
 import { VersionedCache } from '../lib/versioned-cache.js';
@@ -55,8 +56,7 @@ class ParsedConfigs {
     const hit = this.entries.get(key);
     if (hit && hit.text === text) return hit.value;
     const value = deepFreeze(parseJson<AgentConfig>(text, {} as AgentConfig));
-    if (!hit && this.entries.size >= PARSED_MAX) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { text, value });
+    setBounded(this.entries, key, { text, value }, PARSED_MAX);
     return value;
   }
 }

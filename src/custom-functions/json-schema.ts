@@ -1,3 +1,4 @@
+import { setBounded } from '../lib/bounded-map.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ValidationIssue } from '../errors.js';
 
@@ -27,8 +28,7 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
   let fn = cache.get(key);
   if (!fn) {
     fn = ajv.compile(schema);
-    if (cache.size >= MAX_CACHE) cache.delete(cache.keys().next().value!);
-    cache.set(key, fn);
+    setBounded(cache, key, fn, MAX_CACHE);
   }
   return fn;
 }

@@ -1,3 +1,4 @@
+import { setBounded } from '../lib/bounded-map.js';
 import type Sqlite from 'libsql';
 
 /**
@@ -28,8 +29,7 @@ export function withStatementCache(raw: Sqlite.Database) {
         stmt = raw.prepare(text);
         // Writes to configuration tables are counted when they run (a rolled-back one only costs a re-read).
         if (CONFIG_CHANGE.test(text)) stmt = counting(stmt, () => configWrites++);
-        if (cache.size >= STATEMENT_CACHE_MAX) cache.delete(cache.keys().next().value!);
-        cache.set(text, stmt);
+        setBounded(cache, text, stmt, STATEMENT_CACHE_MAX);
       }
       return stmt;
     },

@@ -1,3 +1,5 @@
+import { setBounded } from './bounded-map.js';
+
 /**
  * A read-through cache that is exact: each entry remembers the data version it was read at, and is used only
  * while the version is unchanged (see Db.configVersion). Where no version is known (undefined), every get
@@ -22,8 +24,7 @@ export class VersionedCache<V> {
       this.entries.delete(key);
       return undefined;
     }
-    if (!hit && this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { version, value });
+    setBounded(this.entries, key, { version, value }, this.max);
     return value;
   }
 }

@@ -1,3 +1,4 @@
+import { setBounded } from '../lib/bounded-map.js';
 import type { LanguageModel } from 'ai';
 import { CredentialResolver, type CredentialAgentFields, type CredentialSource } from './credentials.js';
 import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider, type ProviderOptions } from './llm-providers.js';
@@ -93,8 +94,7 @@ export class LlmService {
           return createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, onRetry)(input, init);
         },
       });
-      if (this.models.size >= MODELS_MAX) this.models.delete(this.models.keys().next().value!);
-      this.models.set(key, model);
+      setBounded(this.models, key, model, MODELS_MAX);
     }
     const reasoningEffort = typeof agent.llm_reasoning_effort === 'string' ? agent.llm_reasoning_effort : undefined;
     const providerOptions = PROVIDER_ADAPTERS[provider].callOptions?.({ reasoningEffort, customBase: baseUrl !== undefined });
