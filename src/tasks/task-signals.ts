@@ -12,7 +12,10 @@ import type { Logger } from '../lib/logger.js';
  * appends a dozen events, and waiters for the final status and the worker's stop check would otherwise re-read
  * the task after each of them.
  */
-export type TaskSignal = { kind: 'queued' } | { kind: 'task'; organizationId: string; taskId: string; statusChanged: boolean };
+export type TaskSignal =
+  /** `inbox`: the new task is in the task inbox (task-inbox.ts), which the worker settles before claiming. */
+  | { kind: 'queued'; inbox?: boolean }
+  | { kind: 'task'; organizationId: string; taskId: string; statusChanged: boolean };
 
 const CHANNEL = 'agentry_tasks';
 /** Notifications for one task are coalesced over this window: a streaming run emits an event per token. */
@@ -45,7 +48,7 @@ export class TaskSignals {
         what: 'task',
         onNotification: (payload) => this.received(payload),
         // Anything missed while disconnected: listeners re-read on any signal.
-        onConnected: () => this.bus.emit('signal', { kind: 'queued' }),
+        onConnected: () => this.bus.emit('signal', { kind: 'queued', inbox: true }),
         wanted: () => this.bus.listenerCount('signal') > 0,
       });
     }
@@ -69,8 +72,10 @@ export class TaskSignals {
     if (!this.notify || this.closed || opts.local) return;
     const key = signal.kind === 'queued' ? 'queued' : `${signal.organizationId}\u0000${signal.taskId}`;
     const earlier = this.pendingNotify.get(key);
-    // Coalesced per task: the merged signal changed the status if any of its parts did.
+    // Coalesced per task: the merged signal changed the status if any of its parts did (and the queue's, whether
+    // any of them went to the inbox).
     if (earlier?.kind === 'task' && signal.kind === 'task' && earlier.statusChanged) this.pendingNotify.set(key, { ...signal, statusChanged: true });
+    else if (earlier?.kind === 'queued' && signal.kind === 'queued' && earlier.inbox) this.pendingNotify.set(key, earlier);
     else this.pendingNotify.set(key, signal);
     this.flushTimer ??= setTimeout(() => void this.flush(), NOTIFY_COALESCE_MS);
   }
@@ -103,7 +108,7 @@ export class TaskSignals {
       if (s.from === this.instance) return;
       this.bus.emit(
         'signal',
-        s.kind === 'queued' ? { kind: 'queued' } : { kind: 'task', organizationId: s.organizationId, taskId: s.taskId, statusChanged: s.statusChanged !== false },
+        s.kind === 'queued' ? { kind: 'queued', inbox: s.inbox === true } : { kind: 'task', organizationId: s.organizationId, taskId: s.taskId, statusChanged: s.statusChanged !== false },
       );
     } catch {
       // A malformed payload is someone else's; ignore it.

@@ -132,6 +132,11 @@ export interface TaskSubmitter {
    */
   submit(submission: TaskSubmission): Promise<Task>;
   /**
+   * The same checks, for a caller that is not given the task (an asynchronous webhook call): resolves once the task
+   * is durable, possibly still in the inbox (task-inbox.ts), where every reader of task lists finds it.
+   */
+  accept(submission: TaskSubmission): Promise<void>;
+  /**
    * Resolves with the task once it is final (or paused), or as it is when `timeoutMs` passes or `signal` aborts
    * (the waiting client went away).
    */

@@ -9,12 +9,14 @@ import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.
 import { taskStrategies, type RunnableAgent, type TaskAgentDirectory } from './task-agents.js';
 import type { FinishFields, Lease, TaskQueueRepository } from './task-queue.repository.js';
 import { eventRow, parseTimeMs, presentMessage, presentTask } from './task.presenter.js';
+import type { TaskInbox } from './task-inbox.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import type { TaskEvent } from './task.types.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
 
 export interface TaskWorkerDeps {
   queue: TaskQueueRepository;
+  inbox: TaskInbox;
   tasks: TasksRepository;
   signals: TaskSignals;
   agents: TaskAgentDirectory;
@@ -59,6 +61,8 @@ export class TaskWorker implements Startable {
   private readonly claimWaker = new Waker();
   private readonly controlWaker = new Waker();
   private active = false;
+  /** A signal said a new task is in the inbox (task-inbox.ts): settle it before claiming. */
+  private inboxPending = true;
   private loops: Promise<void>[] = [];
   private unsubscribe?: () => void;
 
@@ -68,7 +72,10 @@ export class TaskWorker implements Startable {
     if (this.active) return;
     this.active = true;
     this.unsubscribe = this.d.signals.on((s) => {
-      if (s.kind === 'queued') this.claimWaker.wake();
+      if (s.kind === 'queued') {
+        if (s.inbox) this.inboxPending = true;
+        this.claimWaker.wake();
+      }
       // Stops and decisions change the status; the trace events this worker appends itself do not.
       else if (s.statusChanged && this.running.has(key(s.organizationId, s.taskId))) this.controlWaker.wake();
     });
@@ -105,6 +112,11 @@ export class TaskWorker implements Startable {
         if (recover) {
           lastRecovery = this.d.clock.now();
           await this.sweep();
+        }
+        // Every poll interval too: on SQLite another process's inbox entries come with no signal.
+        if (this.inboxPending || recover) {
+          this.inboxPending = false;
+          await this.d.inbox.settle();
         }
         while (this.active && this.running.size < this.d.concurrency) {
           const now = this.d.clock.now();

@@ -5,6 +5,8 @@ import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { TaskRunner } from '../runtime/task-runner.js';
 import type { TaskAgentDirectory } from './task-agents.js';
+import { TaskInbox } from './task-inbox.js';
+import { TaskInboxRepository } from './task-inbox.repository.js';
 import { TaskQueueRepository } from './task-queue.repository.js';
 import { TaskSignals } from './task-signals.js';
 import { TaskWorker } from './task.worker.js';
@@ -30,9 +32,12 @@ export function createTasksModule(d: {
   const repo = new TasksRepository(d.db);
   const queue = new TaskQueueRepository(d.db);
   const signals = new TaskSignals(d.log, d.db.dialect === 'postgres' ? (ch, payloads) => queue.notify(ch, payloads) : undefined, d.db.dialect === 'postgres' ? d.db.url : undefined);
-  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock);
+  // Entries moved into `tasks` by an API read are claimable: wake the workers (in other processes too).
+  const inbox = new TaskInbox(new TaskInboxRepository(d.db, repo), () => signals.publish({ kind: 'queued' }));
+  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox);
   const worker = new TaskWorker({
     queue,
+    inbox,
     tasks: repo,
     signals,
     agents: d.agents,

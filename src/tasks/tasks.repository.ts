@@ -97,13 +97,19 @@ export class TasksRepository {
    * the order given.
    */
   async insertNew(items: { task: NewTaskRow; event: NewEventRow }[]): Promise<number[]> {
+    // PostgreSQL: one statement is its own transaction (and one round trip); SQLite: three in one transaction.
+    return this.db.dialect === 'postgres' ? this.insertNewIn(this.db.kysely, items) : this.transaction((trx) => this.insertNewIn(trx, items));
+  }
+
+  /** insertNew within the caller's transaction (the task inbox moves its rows with it). */
+  async insertNewIn(trx: Transaction<Database> | Db['kysely'], items: { task: NewTaskRow; event: NewEventRow }[]): Promise<number[]> {
     const tasks = items.map((i) => i.task);
     const runs = items.map(({ task: t }) => ({ organization_id: t.organization_id, task_id: t.id, run: t.run ?? 1, agent_id: t.agent_id, created_at: t.created_at }));
     const events = items.map((i) => i.event);
     let seqs: { task_id: string; seq: number }[];
     if (this.db.dialect === 'postgres') {
-      // One statement, so one round trip (a statement is its own transaction): data-modifying CTEs.
-      seqs = await this.db.kysely
+      // One statement, so one round trip: data-modifying CTEs.
+      seqs = await trx
         .with('t', (db) => db.insertInto('tasks').values(tasks))
         .with('r', (db) => db.insertInto('task_runs').values(runs))
         .insertInto('task_events')
@@ -111,11 +117,9 @@ export class TasksRepository {
         .returning(['task_id', 'seq'])
         .execute();
     } else {
-      seqs = await this.transaction(async (trx) => {
-        await trx.insertInto('tasks').values(tasks).execute();
-        await trx.insertInto('task_runs').values(runs).execute();
-        return trx.insertInto('task_events').values(events).returning(['task_id', 'seq']).execute();
-      });
+      await trx.insertInto('tasks').values(tasks).execute();
+      await trx.insertInto('task_runs').values(runs).execute();
+      seqs = await trx.insertInto('task_events').values(events).returning(['task_id', 'seq']).execute();
     }
     const byTask = new Map(seqs.map((r) => [r.task_id, Number(r.seq)]));
     return items.map((i) => byTask.get(i.task.id)!);

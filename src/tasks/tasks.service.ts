@@ -8,8 +8,9 @@ import { GroupCommit } from '../lib/group-commit.js';
 import { newId } from '../lib/ids.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { ThreadMessage } from '../runtime/task-runner.js';
-import { taskStrategies, type TaskAgentDirectory } from './task-agents.js';
+import { taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from './task-agents.js';
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
+import type { TaskInbox } from './task-inbox.js';
 import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus } from './task.types.js';
@@ -20,6 +21,14 @@ const TITLE_CHARS = 80;
 const EVENT_BATCH = 500;
 /** Tasks per group commit: 44 columns each, well under SQLite's 32,766 bound parameters per statement. */
 const INTAKE_BATCH = 200;
+
+/** A submission that passed its checks: the agent it runs, its strategies and the fields its run stores. */
+interface Prepared {
+  agent: SubmittableAgent;
+  strategies: ReturnType<typeof taskStrategies>;
+  fields: ContinuationFields;
+  now: number;
+}
 
 export interface TaskPage {
   items: Task[];
@@ -40,6 +49,7 @@ export class TasksService implements TaskSubmitter {
     private readonly signals: TaskSignals,
     private readonly secretBox: SecretBox,
     private readonly clock: Clock,
+    private readonly inbox: TaskInbox,
   ) {}
 
   async submit(s: TaskSubmission): Promise<Task> {
@@ -47,39 +57,29 @@ export class TasksService implements TaskSubmitter {
   }
 
   /**
+   * Commits the task for a caller that is not given it (an asynchronous webhook call): a brand-new task goes
+   * through the inbox (task-inbox.ts); a caller-chosen id (it may continue a conversation) and an agent with a daily
+   * limit (counted in the inserting transaction) take the path of `submit`.
+   */
+  async accept(s: TaskSubmission): Promise<void> {
+    const prepared = await this.prepare(s);
+    if (s.taskId !== undefined || prepared.strategies.maxRunsPerDay !== undefined) {
+      await this.commit(s, prepared);
+      return;
+    }
+    await this.inbox.append(newTaskRow(s, newId(), prepared.fields, prepared.now));
+    this.signals.publish({ kind: 'queued', inbox: true });
+  }
+
+  /**
    * Commits the task (new, or the next run of a finished conversation) as `pending` and wakes the workers.
    * `cursor` is the trace position just before this run's `task_created` event, for streaming it.
    */
   async enqueue(s: TaskSubmission): Promise<{ task: Task; cursor: number }> {
-    if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
-    const agent = s.agent ?? (await this.agents.getSubmittable(s.organizationId, s.agentId, s.version));
-    if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
-    // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
-    // a manager calling it as a sub-agent or a schedule is not a developer's call.
-    if (s.source === 'api' && agent.config.developer_access === false) throw new AppError('forbidden', 'Developer access is disabled for this agent');
-    const strategies = taskStrategies(agent.config);
-    const now = this.clock.now();
+    return this.commit(s, await this.prepare(s));
+  }
 
-    const cfg = agent.config;
-    const fields: ContinuationFields = {
-      agent_version: String(agent.version),
-      source: s.source,
-      input_text: s.text,
-      input_files: JSON.stringify(s.files ?? []),
-      input_user: s.user ? JSON.stringify(s.user) : null,
-      user_id: s.user?.id ?? null,
-      additional_context: s.additionalContext ?? null,
-      expected_output: s.expectedOutput ?? null,
-      instructions_override: s.instructionsOverride ?? null,
-      // The effective format of this run: the invocation's, else the agent's.
-      output_format: s.outputFormat ?? (typeof cfg.output_format === 'string' ? cfg.output_format : null),
-      output_schema: jsonOrNull(s.outputSchema ?? (isObject(cfg.output_schema) ? cfg.output_schema : null)),
-      disable_attachment_injection: s.disableAttachmentInjection ? 1 : 0,
-      sealed_user_tokens: s.userTokens && Object.keys(s.userTokens).length ? this.secretBox.sealJson(s.userTokens) : null,
-      max_attempts: strategies.maxAttempts,
-      parent_execution: s.parentExecution ?? null,
-    };
-
+  private async commit(s: TaskSubmission, { strategies, fields, now }: Prepared): Promise<{ task: Task; cursor: number }> {
     // A new task (the id is ours, so nothing can exist under it) joins the group commit; a caller-chosen id may
     // continue a conversation, and a daily limit counts before inserting: those commit on their own.
     if (s.taskId === undefined && strategies.maxRunsPerDay === undefined) {
@@ -91,6 +91,8 @@ export class TasksService implements TaskSubmitter {
     }
 
     const id = s.taskId ?? newId();
+    // Tasks still in the inbox are runs too.
+    if (strategies.maxRunsPerDay !== undefined) await this.inbox.settle();
     // A concurrent first submission of the same new id loses the insert race once, then sees the task.
     for (let attempt = 0; ; attempt++) {
       try {
@@ -122,6 +124,39 @@ export class TasksService implements TaskSubmitter {
     }
   }
 
+  /** The checks every submission passes, and the fields its run stores. */
+  private async prepare(s: TaskSubmission): Promise<Prepared> {
+    if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
+    const agent = s.agent ?? (await this.agents.getSubmittable(s.organizationId, s.agentId, s.version));
+    if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
+    // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
+    // a manager calling it as a sub-agent or a schedule is not a developer's call.
+    if (s.source === 'api' && agent.config.developer_access === false) throw new AppError('forbidden', 'Developer access is disabled for this agent');
+    const strategies = taskStrategies(agent.config);
+    const now = this.clock.now();
+
+    const cfg = agent.config;
+    const fields: ContinuationFields = {
+      agent_version: String(agent.version),
+      source: s.source,
+      input_text: s.text,
+      input_files: JSON.stringify(s.files ?? []),
+      input_user: s.user ? JSON.stringify(s.user) : null,
+      user_id: s.user?.id ?? null,
+      additional_context: s.additionalContext ?? null,
+      expected_output: s.expectedOutput ?? null,
+      instructions_override: s.instructionsOverride ?? null,
+      // The effective format of this run: the invocation's, else the agent's.
+      output_format: s.outputFormat ?? (typeof cfg.output_format === 'string' ? cfg.output_format : null),
+      output_schema: jsonOrNull(s.outputSchema ?? (isObject(cfg.output_schema) ? cfg.output_schema : null)),
+      disable_attachment_injection: s.disableAttachmentInjection ? 1 : 0,
+      sealed_user_tokens: s.userTokens && Object.keys(s.userTokens).length ? this.secretBox.sealJson(s.userTokens) : null,
+      max_attempts: strategies.maxAttempts,
+      parent_execution: s.parentExecution ?? null,
+    };
+    return { agent, strategies, fields, now };
+  }
+
   async waitForFinal(organizationId: string, taskId: string, timeoutMs: number, signal?: AbortSignal): Promise<Task> {
     const deadline = performance.now() + timeoutMs;
     return this.watch(organizationId, taskId, async (waker) => {
@@ -148,6 +183,7 @@ export class TasksService implements TaskSubmitter {
   }
 
   async list(organizationId: string, filter: TaskFilter, page: number, perPage: number): Promise<TaskPage> {
+    await this.inbox.settle();
     const { rows, total } = await this.repo.list(organizationId, filter, (page - 1) * perPage, perPage);
     const children = await this.repo.children(organizationId, rows.map((r) => r.id));
     return { items: rows.map((r) => presentTask(r, children.get(r.id) ?? [])), total };

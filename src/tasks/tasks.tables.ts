@@ -84,4 +84,13 @@ export interface TasksTables {
     agent_id: string;
     created_at: number;
   };
+  /**
+   * New tasks of asynchronous webhook calls, committed before the call is answered and moved into `tasks` (with
+   * their run and `task_created` event) by whoever reads tasks next: see task-inbox.ts.
+   */
+  task_inbox: {
+    seq: Generated<number>;
+    /** The task row as JSON. */
+    row: string;
+  };
 }

@@ -2,7 +2,7 @@ import type { AuthService } from '../auth/auth.service.js';
 import { AppError } from '../errors.js';
 import type { FilesService, IncomingFile, StoredFile } from '../files/files.service.js';
 import type { Logger } from '../lib/logger.js';
-import type { Task, TaskSubmitter } from '../tasks/task.types.js';
+import type { Task, TaskSubmission, TaskSubmitter } from '../tasks/task.types.js';
 import { readPath } from './dot-path.js';
 import type { WebhookAgent, WebhookAgentDirectory } from './webhook-agents.js';
 import { publicLookupUnavailable, type WebhookChannelsService } from './webhook-channels.service.js';
@@ -65,26 +65,29 @@ export class WebhookReceiver {
     }
     const prepared = await this.files.prepare(call.files);
     const stored = await this.files.store(organizationId, prepared);
-    let task: Task;
+    const submission: TaskSubmission = {
+      organizationId,
+      agentId,
+      agent,
+      taskId: params.taskId,
+      source: 'webhook',
+      text: params.prompt ?? '',
+      files: stored.map((f) => this.files.toTaskFile(f)),
+      user: params.user,
+      additionalContext: params.context ? JSON.stringify(params.context) : null,
+      userTokens: params.userTokens,
+      disableAttachmentInjection: params.disableAttachmentInjection,
+    };
+    let task: Task | undefined;
     try {
-      task = await this.tasks.submit({
-        organizationId,
-        agentId,
-        agent,
-        taskId: params.taskId,
-        source: 'webhook',
-        text: params.prompt ?? '',
-        files: stored.map((f) => this.files.toTaskFile(f)),
-        user: params.user,
-        additionalContext: params.context ? JSON.stringify(params.context) : null,
-        userTokens: params.userTokens,
-        disableAttachmentInjection: params.disableAttachmentInjection,
-      });
+      // An asynchronous caller is not given the task: it may wait in the task inbox (the cheapest durable write).
+      if (params.asynchronous) await this.tasks.accept(submission);
+      else task = await this.tasks.submit(submission);
     } catch (e) {
       await this.discard(organizationId, stored);
       throw e;
     }
-    if (params.asynchronous) return { kind: 'started' };
+    if (!task) return { kind: 'started' };
     const final = await this.tasks.waitForFinal(organizationId, task.id, this.syncTimeoutMs);
     return { kind: 'result', value: present(final, params) };
   }

@@ -26,6 +26,9 @@ describe('sub-agent wait', () => {
         submitted.push(s);
         return makeTask({ id: 'child-1', agent_id: s.agentId, status: 'pending', source: 'sub_agent', parent_execution: s.parentExecution ?? null });
       },
+      async accept() {
+        throw new Error('a sub-agent is always submitted, never accepted');
+      },
       async waitForFinal(_org, id, timeoutMs): Promise<Task> {
         await new Promise((r) => setTimeout(r, timeoutMs));
         return makeTask({ id, status: 'pending' });

@@ -1,0 +1,77 @@
+import { GroupCommit } from '../lib/group-commit.js';
+import type { TaskInboxRepository } from './task-inbox.repository.js';
+import { eventRow, presentTask } from './task.presenter.js';
+import type { TaskRow } from './tasks.repository.js';
+
+/** Entries per append transaction: one bound parameter each. */
+const APPEND_BATCH = 500;
+/** Entries moved per transaction: 40 columns each, well under SQLite's 32,766 bound parameters per statement. */
+const MOVE_BATCH = 500;
+
+/**
+ * The task inbox: where an asynchronous webhook call commits its new task before it is answered.
+ *
+ * Why: a new task in `tasks` is five B-tree inserts (the row and its queue, list and agent indexes), plus its
+ * run and its `task_created` event with theirs; an inbox entry is one row appended to one table. Webhook senders
+ * wait only for the inbox commit (durable all the same), so a burst is absorbed at the rate of the append, and
+ * the indexing is paid once per batch of hundreds by whoever reads next.
+ *
+ * The inbox is invisible to every reader: the task lists, the daily run count and the workers' claims first
+ * `settle()` it, which moves every entry committed before the call into `tasks`. A task's id is never known
+ * outside before that (the asynchronous answer is `{"status":"Started"}`), so reading one task by id needs no
+ * settling. Entries keep their acceptance time as `created_at`; their `task_created` event is written by the move.
+ */
+export class TaskInbox {
+  private readonly writes = new GroupCommit<string, void>(async (rows) => {
+    await this.repo.append(rows);
+    return rows.map(() => undefined);
+  }, APPEND_BATCH);
+  private current?: Promise<number>;
+  private next?: Promise<number>;
+
+  constructor(
+    private readonly repo: TaskInboxRepository,
+    private readonly onMoved: () => void,
+  ) {}
+
+  /** Resolves once the task is committed to the inbox. */
+  append(row: TaskRow): Promise<void> {
+    return this.writes.add(JSON.stringify(row));
+  }
+
+  /**
+   * Moves every entry committed before this call into `tasks`; resolves with how many this pass moved.
+   * Concurrent callers share a pass; a caller arriving during a pass waits for the next one, which starts after it
+   * (the running pass may have looked before the caller's entries were committed).
+   */
+  settle(): Promise<number> {
+    if (!this.current) {
+      this.current = this.pass().finally(() => (this.current = undefined));
+      return this.current;
+    }
+    this.next ??= this.current.then(
+      () => this.startNext(),
+      () => this.startNext(),
+    );
+    return this.next;
+  }
+
+  private startNext(): Promise<number> {
+    this.next = undefined;
+    return this.settle();
+  }
+
+  private async pass(): Promise<number> {
+    // Entries committed after this point are not this pass's business: bounding it lets a pass end under load.
+    const upTo = await this.repo.lastSeq();
+    if (upTo === undefined) return 0;
+    let moved = 0;
+    for (let more = true; more; ) {
+      const batch = await this.repo.move(MOVE_BATCH, upTo, (row) => eventRow(row, 'task_created', row.created_at, presentTask(row)));
+      moved += batch.rows.length;
+      more = batch.more;
+    }
+    if (moved) this.onMoved();
+    return moved;
+  }
+}

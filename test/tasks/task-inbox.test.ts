@@ -1,0 +1,173 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Container } from '../../src/container.js';
+import { TaskInbox } from '../../src/tasks/task-inbox.js';
+import type { TaskInboxRepository } from '../../src/tasks/task-inbox.repository.js';
+import type { TaskRow } from '../../src/tasks/tasks.repository.js';
+import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
+import { openaiAgentFields } from './tasks-harness.js';
+
+/** Counts rows of a table straight from the database (what no API shows: where a task is kept). */
+async function count(c: Container, table: 'task_inbox' | 'tasks' | 'task_runs' | 'task_events'): Promise<number> {
+  const r = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(c.db.kysely);
+  return Number(r.rows[0]!.n);
+}
+
+/**
+ * The task inbox (src/tasks/task-inbox.ts): an asynchronous webhook call's task is committed to the inbox and
+ * moved into `tasks` by the next reader, invisibly: every list shows it, exactly once, with its acceptance time.
+ */
+describe.each(TEST_DBS)('task inbox (%s)', (kind) => {
+  let t: TestApp;
+  let agentId: string;
+  let hookPath: string;
+  let agents = 0;
+
+  beforeAll(async () => {
+    // api and webhooks only: no worker moves or claims anything behind the test's back.
+    t = await createTestApp(kind);
+    const created = await t.req('POST', '/v1/agents', { name: `Inbox agent ${++agents}`, ...openaiAgentFields('http://127.0.0.1:9/v1') });
+    agentId = created.json().id;
+    hookPath = new URL((await t.req('POST', `/v1/agents/${agentId}/webhook`)).json().url).pathname;
+  });
+  afterAll(async () => t?.close());
+
+  const accept = (prompt: string) =>
+    t.webhooks.inject({ method: 'POST', url: hookPath, payload: JSON.stringify({ prompt }), headers: { 'content-type': 'application/json' } });
+
+  it('keeps an accepted task in the inbox until a list reads it, then shows it once with its acceptance time and task_created event', async () => {
+    const before = Date.now();
+    const r = await accept('Summarise ticket 1');
+    const after = Date.now();
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toEqual({ status: 'Started' });
+    expect(await count(t.c, 'task_inbox')).toBe(1);
+    expect(await count(t.c, 'tasks')).toBe(0);
+
+    const list = (await t.req('GET', `/v1/tasks?agent_id=${agentId}`)).json();
+    expect(list.total).toBe(1);
+    const task = list.items[0];
+    expect(task).toMatchObject({ agent_id: agentId, status: 'pending', source: 'webhook', input: { text: 'Summarise ticket 1' } });
+    const created = Date.parse(task.created_at);
+    expect(created).toBeGreaterThanOrEqual(before - 1);
+    expect(created).toBeLessThanOrEqual(after + 1);
+    expect(await count(t.c, 'task_inbox')).toBe(0);
+    expect(await count(t.c, 'task_runs')).toBe(1);
+
+    const events = (await t.req('GET', `/v1/tasks/${task.id}/events`)).json();
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['task_created']);
+    expect(Date.parse(events[0].time)).toBe(created);
+    expect(events[0].data).toMatchObject({ id: task.id, status: 'pending' });
+
+    // A second read moves nothing more.
+    expect((await t.req('GET', `/v1/tasks?agent_id=${agentId}`)).json().total).toBe(1);
+    expect(await count(t.c, 'tasks')).toBe(1);
+  });
+
+  it('counts tasks still in the inbox against a daily limit set after they were accepted', async () => {
+    const agent = (await t.req('POST', '/v1/agents', { name: `Inbox agent ${++agents}`, ...openaiAgentFields('http://127.0.0.1:9/v1') })).json().id;
+    const path = new URL((await t.req('POST', `/v1/agents/${agent}/webhook`)).json().url).pathname;
+    for (const p of ['a', 'b']) {
+      const r = await t.webhooks.inject({ method: 'POST', url: path, payload: JSON.stringify({ prompt: p }), headers: { 'content-type': 'application/json' } });
+      expect(r.statusCode).toBe(200);
+    }
+    expect(await count(t.c, 'task_inbox')).toBe(2);
+    const patched = await t.req('PATCH', `/v1/agents/${agent}`, { task_level_strategies: { max_runs_per_day: 2 } });
+    expect(patched.statusCode).toBe(200);
+    await t.req('POST', `/v1/agents/${agent}/deploy`);
+    const over = await t.req('POST', `/v1/agents/${agent}/invoke/async`, { input: { text: 'c' } });
+    expect(over.statusCode).toBe(429);
+    expect(await count(t.c, 'task_inbox')).toBe(0);
+  });
+
+  it('moves every entry exactly once when two processes read at the same time', async () => {
+    const agent = (await t.req('POST', '/v1/agents', { name: `Inbox agent ${++agents}`, ...openaiAgentFields('http://127.0.0.1:9/v1') })).json().id;
+    const path = new URL((await t.req('POST', `/v1/agents/${agent}/webhook`)).json().url).pathname;
+    const n = 1200;
+    const answers = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        t.webhooks.inject({ method: 'POST', url: path, payload: JSON.stringify({ prompt: `p${i}` }), headers: { 'content-type': 'application/json' } }),
+      ),
+    );
+    expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+    const tasksBefore = await count(t.c, 'tasks');
+
+    // Another process on the same database (two connections in one thread would wait on each other's lock).
+    const other = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'support', 'list-tasks-process.ts'), t.orgA, agent], {
+      env: { ...process.env, ...t.testEnv.env },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const lines = createInterface({ input: other.stdout! })[Symbol.asyncIterator]();
+    expect((await lines.next()).value).toBe('ready');
+    // More than one move batch (500), from both processes at once.
+    other.stdin!.write('go\n');
+    const [mine, theirs] = await Promise.all([t.c.tasks.list(t.orgA, { agentId: agent }, 1, 50), lines.next()]);
+    expect(mine.total).toBe(n);
+    expect(JSON.parse(theirs.value as string)).toEqual({ total: n });
+
+    expect(await count(t.c, 'task_inbox')).toBe(0);
+    expect((await count(t.c, 'tasks')) - tasksBefore).toBe(n);
+    const texts = await sql<{ n: number }>`select count(distinct input_text) as n from tasks where agent_id = ${agent}`.execute(t.c.db.kysely);
+    expect(Number(texts.rows[0]!.n)).toBe(n);
+    const created = await sql<{ n: number }>`select count(*) as n from task_events e join tasks k on k.id = e.task_id where k.agent_id = ${agent} and e.type = 'task_created'`.execute(t.c.db.kysely);
+    expect(Number(created.rows[0]!.n)).toBe(n);
+  }, 60_000);
+});
+
+/** A repository whose moves wait until the test lets them finish, to order a settle against a running pass. */
+function gatedRepository() {
+  const entries: string[] = [];
+  const gates: (() => void)[] = [];
+  let moves = 0;
+  const repo = {
+    async append(rows: string[]) {
+      entries.push(...rows);
+    },
+    async lastSeq() {
+      return entries.length ? 1 : undefined;
+    },
+    async move(limit: number) {
+      moves++;
+      // What this pass sees is fixed when it starts, as a transaction's snapshot is.
+      const taken = entries.splice(0, limit);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return { rows: taken.map((r) => JSON.parse(r) as TaskRow), more: false };
+    },
+  };
+  return { repo: repo as unknown as TaskInboxRepository, entries, gates, moves: () => moves };
+}
+
+describe('task inbox settling', () => {
+  it('makes a reader that arrives during a pass wait for a later pass, which moves what was committed meanwhile', async () => {
+    const g = gatedRepository();
+    const inbox = new TaskInbox(g.repo, () => {});
+    await inbox.append({ id: 'first' } as TaskRow);
+    const first = inbox.settle();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(g.moves()).toBe(1);
+    // Committed after the running pass looked: that pass cannot have it.
+    await inbox.append({ id: 'second' } as TaskRow);
+    const late1 = inbox.settle();
+    const late2 = inbox.settle();
+    g.gates.shift()!();
+    expect(await first).toBe(1);
+    await new Promise((r) => setTimeout(r, 5));
+    // One follow-up pass for both late readers.
+    expect(g.moves()).toBe(2);
+    g.gates.shift()!();
+    expect(await late1).toBe(1);
+    expect(await late2).toBe(1);
+    expect(g.entries).toEqual([]);
+    expect(g.moves()).toBe(2);
+  });
+
+  it('settles an empty inbox without moving anything', async () => {
+    const g = gatedRepository();
+    const inbox = new TaskInbox(g.repo, () => {});
+    expect(await inbox.settle()).toBe(0);
+    expect(g.moves()).toBe(0);
+  });
+});
