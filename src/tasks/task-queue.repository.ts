@@ -1,4 +1,4 @@
-import { sql, type Transaction, type UpdateQueryBuilder } from 'kysely';
+import { sql, type UpdateQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { RELEASED_ON_FINISH, type NewMessageRow, type TaskMessageRow, type TaskRow } from './tasks.repository.js';
@@ -8,6 +8,13 @@ export interface Lease {
   organizationId: string;
   taskId: string;
   fence: number;
+}
+
+/** A trace event as the worker buffers it: its time and data are taken when the run emits it. */
+export interface TraceEvent {
+  type: string;
+  time: number;
+  data: string;
 }
 
 export interface FinishFields {
@@ -146,38 +153,45 @@ export class TaskQueueRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  /** Appends a trace event only while the lease holds: a stale worker's events never reach the trace. */
-  async appendEvent(l: Lease, type: string, time: number, data: string): Promise<number | undefined> {
-    const k = this.db.kysely;
-    let source = k
-      .selectFrom('tasks')
-      .select((eb) => [eb.val(l.organizationId).as('organization_id'), eb.val(l.taskId).as('task_id'), eb.val(type).as('type'), eb.val(time).as('time'), eb.val(data).as('data')])
-      .where('organization_id', '=', l.organizationId)
-      .where('id', '=', l.taskId)
-      .where('fence', '=', l.fence);
+  /**
+   * Appends trace events, in order, in one statement, only while the lease holds: a stale worker's events never
+   * reach the trace. Returns false when the fence refused them.
+   */
+  async appendEvents(l: Lease, events: TraceEvent[]): Promise<boolean> {
+    if (!events.length) return true;
+    const pg = this.db.dialect === 'postgres';
+    const rows = sql.join(
+      events.map((e, i) => (pg ? sql`(${i}::int, ${e.type}::text, ${e.time}::bigint, ${e.data}::text)` : sql`(${i}, ${e.type}, ${e.time}, ${e.data})`)),
+    );
+    // SQLite names a VALUES list's columns column1..n; PostgreSQL takes an alias list.
+    const values = pg ? sql`(values ${rows}) as v(ord, type, time, data)` : sql`(select column1 as ord, column2 as type, column3 as time, column4 as data from (values ${rows})) as v`;
     // PostgreSQL hands out sequence numbers before commit: sharing the task row's lock with the API's writes of the
-    // same task (stop, decisions) keeps a task's events committed in sequence order, so followers skip none.
-    if (this.db.dialect === 'postgres') {
-      // A run's trace events do not wait for their own WAL flush (synchronous_commit off for this statement's
-      // implicit transaction): each was an fsync, a dozen per run. A crash of PostgreSQL can lose only the last
-      // events of a run that is then claimed again; the run's outcome (finish) commits synchronously, which
-      // flushes every event before it too.
-      source = source.forShare().where(sql<boolean>`set_config('synchronous_commit', 'off', true) is not null`);
-    }
-    const r = await k
-      .insertInto('task_events')
-      .columns(['organization_id', 'task_id', 'type', 'time', 'data'])
-      .expression(source)
-      .returning('seq')
-      .executeTakeFirst();
-    return r ? Number(r.seq) : undefined;
+    // same task (stop, decisions) keeps a task's events committed in sequence order, so followers skip none. Trace
+    // events do not wait for their own WAL flush (synchronous_commit off for this statement's implicit transaction):
+    // a crash of PostgreSQL can lose only the last events of a run that is then claimed again; the run's outcome
+    // (finish) commits synchronously, which flushes every event before it too.
+    const r = await sql`
+      insert into task_events (organization_id, task_id, type, time, data)
+      select t.organization_id, t.id, v.type, v.time, v.data from tasks t, ${values}
+      where t.organization_id = ${l.organizationId} and t.id = ${l.taskId} and t.fence = ${l.fence}
+      ${pg ? sql`and set_config('synchronous_commit', 'off', true) is not null` : sql``}
+      order by v.ord
+      ${pg ? sql`for share of t` : sql``}`.execute(this.db.kysely);
+    return Number(r.numAffectedRows ?? 0) > 0;
   }
 
   /**
    * Records the outcome, the run's thread messages and the final event in one transaction, only while the
    * lease holds. Returns the updated row, or undefined when this worker's attempt is stale (nothing is written).
    */
-  async finish(l: Lease, f: FinishFields, messages: NewMessageRow[], event: { type: string; data: (row: TaskRow) => string }, now: number): Promise<TaskRow | undefined> {
+  async finish(
+    l: Lease,
+    f: FinishFields,
+    messages: NewMessageRow[],
+    trace: TraceEvent[],
+    event: { type: string; data: (row: TaskRow) => string },
+    now: number,
+  ): Promise<TaskRow | undefined> {
     return this.db.kysely.transaction().execute(async (trx) => {
       const row = await this.fenced(
         trx.updateTable('tasks').set((eb) => ({
@@ -198,7 +212,11 @@ export class TaskQueueRepository {
         .executeTakeFirst();
       if (!row) return undefined;
       if (messages.length) await trx.insertInto('task_messages').values(messages).execute();
-      await this.insertEvent(trx, l, event.type, now, event.data(row));
+      const events = [...trace, { type: event.type, time: now, data: event.data(row) }];
+      await trx
+        .insertInto('task_events')
+        .values(events.map((e) => ({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data })))
+        .execute();
       return row;
     });
   }
@@ -246,10 +264,6 @@ export class TaskQueueRepository {
     await sql`select pg_notify(${channel}, p) from unnest(${payloads}::text[]) as p`.execute(this.db.kysely);
   }
 
-
-  private async insertEvent(trx: Transaction<Database>, l: Lease, type: string, time: number, data: string): Promise<void> {
-    await trx.insertInto('task_events').values({ organization_id: l.organizationId, task_id: l.taskId, type, time, data }).execute();
-  }
 
   private fenced<O>(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', O>, l: Lease): UpdateQueryBuilder<Database, 'tasks', 'tasks', O> {
     return q.where('organization_id', '=', l.organizationId).where('id', '=', l.taskId).where('fence', '=', l.fence);

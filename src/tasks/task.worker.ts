@@ -7,7 +7,7 @@ import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
 import { taskStrategies, type RunnableAgent, type TaskAgentDirectory } from './task-agents.js';
-import type { FinishFields, Lease, TaskQueueRepository } from './task-queue.repository.js';
+import type { FinishFields, Lease, TaskQueueRepository, TraceEvent } from './task-queue.repository.js';
 import { eventRow, parseTimeMs, presentMessage, presentTask } from './task.presenter.js';
 import type { TaskInbox } from './task-inbox.js';
 import { TaskSignals, Waker } from './task-signals.js';
@@ -30,6 +30,11 @@ export interface TaskWorkerDeps {
 
 /** How often a busy worker checks its tasks for stop requests and approval decisions (stop must land within 1 s). */
 const CONTROL_MS = 250;
+/**
+ * How long a run's trace events wait to be written together. A quick run's events all go into the transaction that
+ * records its outcome; a long run's reach the trace (and the console's live view) in batches this far apart.
+ */
+const TRACE_FLUSH_MS = 25;
 /** How long shutdown waits for aborted runs to hand their tasks back. */
 const SHUTDOWN_GRACE_MS = 5000;
 /** A run that ignores its abort signal (a tool stuck in a call) is given up after this, so its slot frees. */
@@ -45,7 +50,12 @@ interface Execution {
   approval?: (approved: boolean) => void;
   /** The run returned and its outcome is being written: the lease is about to be released on purpose. */
   settling?: boolean;
-  /** The trace events written so far, in order (see emit). */
+  /** Trace events emitted and not yet handed to a write (see emit). */
+  buffered: TraceEvent[];
+  /** Whether a buffered event changed the status (its signal must say so). */
+  bufferedStatusChange: boolean;
+  flushTimer?: NodeJS.Timeout;
+  /** The trace writes so far, chained in order. */
   trace: Promise<void>;
   done: Promise<void>;
 }
@@ -190,7 +200,7 @@ export class TaskWorker implements Startable {
 
   private launch(row: TaskRow): void {
     const lease: Lease = { organizationId: row.organization_id, taskId: row.id, fence: Number(row.fence) };
-    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now(), trace: Promise.resolve() } as Execution;
+    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now(), trace: Promise.resolve(), buffered: [], bufferedStatusChange: false } as unknown as Execution;
     const k = key(lease.organizationId, lease.taskId);
     this.running.set(k, e);
     e.done = this.execute(row, e)
@@ -214,7 +224,7 @@ export class TaskWorker implements Startable {
   private async execute(row: TaskRow, e: Execution): Promise<void> {
     const { lease } = e;
     const log = this.d.log.child({ task_id: row.id, attempt: row.execution_attempts });
-    void this.emit(e, 'task_updated', presentTask(row));
+    this.emit(e, 'task_updated', presentTask(row));
     let agent: RunnableAgent | undefined;
     let outcome: RunOutcome;
     try {
@@ -234,7 +244,7 @@ export class TaskWorker implements Startable {
         signal: e.abort.signal,
         // The run does not wait for its trace to be written (see emit).
         emit: (type, data) => {
-          void this.emit(e, type, data);
+          this.emit(e, type, data);
           return Promise.resolve();
         },
         requestApproval: (r) => this.requestApproval(e, r),
@@ -254,14 +264,22 @@ export class TaskWorker implements Startable {
   }
 
   private async record(e: Execution, row: TaskRow, outcome: RunOutcome, agent: RunnableAgent | undefined): Promise<void> {
-    // Every event of the run is committed before the outcome, so task_finished is the trace's last word.
-    await e.trace;
+    // Every event of the run is committed before or with the outcome, so task_finished is the trace's last word.
+    clearTimeout(e.flushTimer);
+    e.flushTimer = undefined;
+    // A flush the timer started while this waited chains one more write: wait for that one too.
+    for (let t = e.trace; ; t = e.trace) {
+      await t;
+      if (t === e.trace) break;
+    }
+    const trace = e.buffered.splice(0);
     const now = this.d.clock.now();
     const tokens = outcome.tokens ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
     const retry = outcome.status === 'error' && agent && taskStrategies(agent.config).retryOnError && row.execution_attempts < row.max_attempts;
     if (retry) {
       // Exponential back-off between whole-run retries: 1 s, 2 s, 4 s ... at most 30 s.
       const at = now + Math.min(30_000, 1000 * 2 ** (row.execution_attempts - 1));
+      if (!(await this.d.queue.appendEvents(e.lease, trace))) return;
       const requeued = await this.d.queue.requeue(e.lease, at, now, { refundAttempt: false, tokens });
       if (requeued) {
         await this.d.tasks.appendEvent(undefined, eventRow(requeued, 'task_updated', now, { ...presentTask(requeued), retry_reason: outcome.result }));
@@ -286,7 +304,7 @@ export class TaskWorker implements Startable {
       tool_call_id: m.tool_call_id ?? null,
       created_at: parseTimeMs(m.created_at, now),
     }));
-    const done = await this.d.queue.finish(e.lease, fields, messages, { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) }, now);
+    const done = await this.d.queue.finish(e.lease, fields, messages, trace, { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) }, now);
     if (!done) this.d.log.warn({ task_id: row.id }, 'task outcome discarded: the task was stopped or taken over');
     this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
   }
@@ -294,26 +312,38 @@ export class TaskWorker implements Startable {
   /** A shutdown hands the task straight back to the queue without counting the attempt; a lost task is someone else's. */
   private async afterAbort(e: Execution): Promise<void> {
     if (e.reason !== 'shutdown') return;
-    await e.trace;
+    await this.flushTrace(e);
     const now = this.d.clock.now();
     const row = await this.d.queue.requeue(e.lease, now, now, { refundAttempt: true });
     if (row) this.d.signals.publish({ kind: 'queued' });
   }
 
   /**
-   * Appends a trace event. Writes are chained per run, so events keep their order, but the run does not wait for
-   * them: on PostgreSQL each is a round trip, and a run emits about ten. The event's time and data are taken now.
-   * A write the fence refuses means the task was stopped or taken over: the run aborts, as it would have on its
-   * next control check. A failing write (the database) aborts it the same way; its lease then runs out and the
-   * task is claimed again, as after a crash.
+   * Buffers a trace event; the run does not wait for it. Buffered events are written together, TRACE_FLUSH_MS
+   * after the first of them, in one statement (on PostgreSQL each write is a round trip, on SQLite a commit, and a
+   * run emits about ten), or with the outcome when the run ends first. Writes are chained per run, so events keep
+   * their order; the event's time and data are taken now. A write the fence refuses means the task was stopped or
+   * taken over: the run aborts, as it would have on its next control check. A failing write (the database) aborts
+   * it the same way; its lease then runs out and the task is claimed again, as after a crash. A crash of this
+   * process loses at most the last TRACE_FLUSH_MS of the trace of a run that is claimed again.
    */
-  private emit(e: Execution, type: TaskEvent['type'], data: object, statusChanged = false): Promise<void> {
-    const time = this.d.clock.now();
-    const json = JSON.stringify(data);
+  private emit(e: Execution, type: TaskEvent['type'], data: object, statusChanged = false): void {
+    e.buffered.push({ type, time: this.d.clock.now(), data: JSON.stringify(data) });
+    e.bufferedStatusChange ||= statusChanged;
+    e.flushTimer ??= setTimeout(() => void this.flushTrace(e), TRACE_FLUSH_MS);
+  }
+
+  /** Writes the buffered events now; resolves when every event emitted so far is written (or refused). */
+  private flushTrace(e: Execution): Promise<void> {
+    clearTimeout(e.flushTimer);
+    e.flushTimer = undefined;
+    const batch = e.buffered.splice(0);
+    const statusChanged = e.bufferedStatusChange;
+    e.bufferedStatusChange = false;
+    if (!batch.length) return e.trace;
     const write = async () => {
       try {
-        const seq = await this.d.queue.appendEvent(e.lease, type, time, json);
-        if (seq === undefined) this.abort(e, 'lost');
+        if (!(await this.d.queue.appendEvents(e.lease, batch))) this.abort(e, 'lost');
         else this.d.signals.publish({ kind: 'task', organizationId: e.lease.organizationId, taskId: e.lease.taskId, statusChanged });
       } catch (err) {
         this.d.log.error({ err, task_id: e.lease.taskId }, 'could not record a trace event; abandoning the run');
@@ -333,7 +363,10 @@ export class TaskWorker implements Startable {
       return false;
     }
     const row = await this.d.tasks.find(e.lease.organizationId, e.lease.taskId);
-    if (row) await this.emit(e, 'task_updated', presentTask(row), true);
+    if (row) {
+      this.emit(e, 'task_updated', presentTask(row), true);
+      await this.flushTrace(e);
+    }
     return decided;
   }
 }

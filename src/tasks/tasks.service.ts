@@ -394,8 +394,11 @@ function withoutSeq(e: TaskEvent & { seq: number }): TaskEvent {
 }
 
 function titleOf(text: string): string | null {
-  const line = text.trim().split('\n')[0]?.trim() ?? '';
+  const nl = text.indexOf('\n', text.length - text.trimStart().length);
+  const line = (nl < 0 ? text : text.slice(0, nl)).trim();
   if (!line) return null;
+  // Code units bound code points from above: a short line needs no splitting into characters.
+  if (line.length <= TITLE_CHARS) return line;
   const chars = [...line];
   return chars.length > TITLE_CHARS ? chars.slice(0, TITLE_CHARS - 1).join('') + '…' : line;
 }

@@ -181,17 +181,21 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
 
     const stale = lease(first);
     expect(await queue.heartbeat(stale, now, 1000)).toBe(false);
-    expect(await queue.appendEvent(stale, 'chunk', now, '{}')).toBeUndefined();
+    expect(await queue.appendEvents(stale, [{ type: 'chunk', time: now, data: '{}' }])).toBe(false);
     expect(await queue.pause(stale, '{}', now)).toBe(false);
-    expect(await queue.finish(stale, outcome, [], finished, now)).toBeUndefined();
+    expect(await queue.finish(stale, outcome, [], [], finished, now)).toBeUndefined();
     expect(await queue.requeue(stale, now, now, { refundAttempt: true })).toBeUndefined();
 
     const current = lease(second);
     expect(await queue.heartbeat(current, now, 1000)).toBe(true);
-    expect(await queue.appendEvent(current, 'chunk', now, '{"text":"hi"}')).toBeGreaterThan(0);
+    // In order, in one statement.
+    const chunks = ['a', 'b', 'c'].map((text, i) => ({ type: 'chunk', time: now + i, data: JSON.stringify({ text }) }));
+    expect(await queue.appendEvents(current, chunks)).toBe(true);
+    const trace = (await t.req('GET', `/v1/tasks/${task.id}/events`)).json();
+    expect(trace.filter((e: { type: string }) => e.type === 'chunk').map((e: { data: { text: string } }) => e.data.text)).toEqual(['a', 'b', 'c']);
     // A stop moves the fence: the current holder is now stale too.
     expect((await t.req('POST', `/v1/tasks/${task.id}/stop`)).json().status).toBe('stopped');
-    expect(await queue.finish(current, outcome, [], finished, now)).toBeUndefined();
+    expect(await queue.finish(current, outcome, [], [], finished, now)).toBeUndefined();
     expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'stopped', result: null });
   });
 
