@@ -41,6 +41,8 @@ export class TaskQueueRepository {
   async nextClaimable(now: number, withExpired: boolean): Promise<'expired' | 'pending' | undefined> {
     const k = this.db.kysely;
     if (withExpired && (await this.hasExpired(now))) return 'expired';
+    // PostgreSQL: a claim that finds nothing locks nothing and costs what the probe would; skip the round trip.
+    if (this.db.dialect === 'postgres') return 'pending';
     const pending = await k.selectFrom('tasks').select('id').where('status', '=', 'pending').where('queued_at', '<=', now).limit(1).executeTakeFirst();
     return pending ? 'pending' : undefined;
   }

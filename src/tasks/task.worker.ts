@@ -49,7 +49,7 @@ interface Execution {
   lastBeat: number;
   approval?: (approved: boolean) => void;
   /** The run returned and its outcome is being written: the lease is about to be released on purpose. */
-  settling?: boolean;
+  settling: boolean;
   /** Trace events emitted and not yet handed to a write (see emit). */
   buffered: TraceEvent[];
   /** Whether a buffered event changed the status (its signal must say so). */
@@ -86,8 +86,9 @@ export class TaskWorker implements Startable {
         if (s.inbox) this.inboxPending = true;
         this.claimWaker.wake();
       }
-      // Stops and decisions change the status; the trace events this worker appends itself do not.
-      else if (s.statusChanged && this.running.has(key(s.organizationId, s.taskId))) this.controlWaker.wake();
+      // Stops and decisions change the status; the trace events this worker appends itself do not, and neither does
+      // the outcome a settling run has just recorded (checking it would cost a query per run for nothing).
+      else if (s.statusChanged && this.running.get(key(s.organizationId, s.taskId))?.settling === false) this.controlWaker.wake();
     });
     this.loops = [this.claimLoop(), this.controlLoop()];
   }
@@ -200,7 +201,7 @@ export class TaskWorker implements Startable {
 
   private launch(row: TaskRow): void {
     const lease: Lease = { organizationId: row.organization_id, taskId: row.id, fence: Number(row.fence) };
-    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now(), trace: Promise.resolve(), buffered: [], bufferedStatusChange: false } as unknown as Execution;
+    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now(), settling: false, trace: Promise.resolve(), buffered: [], bufferedStatusChange: false } as unknown as Execution;
     const k = key(lease.organizationId, lease.taskId);
     this.running.set(k, e);
     e.done = this.execute(row, e)
@@ -230,7 +231,8 @@ export class TaskWorker implements Startable {
     try {
       const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
       agent = await this.d.agents.getRunnable(row.organization_id, row.agent_id, version);
-      const history = (await this.d.queue.history(row.organization_id, row.id, row.run)).map(presentMessage);
+      // A first run has no earlier messages to read.
+      const history = row.run > 1 ? (await this.d.queue.history(row.organization_id, row.id, row.run)).map(presentMessage) : [];
       const req: RunRequest = {
         task: presentTask(row),
         agent: agent.config,
