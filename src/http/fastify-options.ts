@@ -1,9 +1,9 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import type { Logger } from '../lib/logger.js';
 import { newId } from '../lib/ids.js';
 
 /** Options shared by both listeners: our logger, UUIDv7 request ids, per-request logs only at debug. */
-export function createFastify(log: Logger, opts: { bodyLimit?: number } = {}): FastifyInstance {
+export function createFastify(log: Logger, opts: { bodyLimit?: number; serverFactory?: FastifyServerFactory } = {}): FastifyInstance {
   const verbose = log.isLevelEnabled('debug');
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -11,6 +11,7 @@ export function createFastify(log: Logger, opts: { bodyLimit?: number } = {}): F
     requestIdHeader: false,
     bodyLimit: opts.bodyLimit ?? 10 * 1024 * 1024,
     logController: new LogController({ disableRequestLogging: !verbose }),
+    ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
   }) as unknown as FastifyInstance;
   // `curl -X POST -H 'content-type: application/json'` with no body is common: treat it as no body (a route
   // that needs one answers 422 missing) instead of Fastify's 400. Parsing itself stays Fastify's, with its

@@ -1,0 +1,206 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { parse as parseQuery } from 'fast-querystring';
+import { parse as secureJsonParse } from 'secure-json-parse';
+import type { FastifyServerFactory } from 'fastify';
+import type { Container } from '../container.js';
+import { newId } from '../lib/ids.js';
+import type { Logger } from '../lib/logger.js';
+import type { WebhookForm } from '../webhooks/webhook-params.js';
+import type { PublicBinding } from '../webhooks/webhook-receiver.service.js';
+import {
+  errorResponse,
+  internalErrorResponse,
+  invalidContentLengthError,
+  invalidJsonError,
+  JSON_CONTENT_TYPE,
+  tooLargeError,
+} from './error-response.js';
+import { objectBody, precheckKey, runWebhook } from './webhook-transport.js';
+
+/**
+ * The webhook listener's common case, a JSON POST to `/wh_<secret>` or `/`, answered on bare node:http: going
+ * through Fastify costs ~26 us of CPU a request, a quarter of the accept budget (issue 9). Everything else (forms,
+ * multipart, other types, /health, 404s) and every request once the app is closing is handed to Fastify as is.
+ *
+ * It answers exactly as the Fastify routes do: the same checks in the same order (credentials before the body),
+ * the same body limit and JSON parser options, the same error mapping (`errorResponse`) and headers, including
+ * the `connection: close` Fastify adds when a body cannot be read or parsed. Only requests it is sure to route
+ * the way find-my-way would are taken: a secret of URL-safe characters within Fastify's 100-character parameter
+ * limit, no percent-encoding, no other path.
+ */
+export interface WebhookFastLane {
+  /** Fastify's `serverFactory`: our handler first, Fastify's for whatever the lane does not take. */
+  serverFactory: FastifyServerFactory;
+  /** From Fastify's preClose: it then answers 503 with `connection: close`, so it gets every request. */
+  close(): void;
+}
+
+const PUBLIC_PATH = /^\/wh_[A-Za-z0-9_-]{1,100}$/;
+/** Only types Fastify's content-type parsing certainly reads as `application/json`, parameters or not. */
+const JSON_TYPE = /^application\/json[ \t]*(?:;|$)/i;
+/** Fastify's JSON parser as `createFastify` configures it: `__proto__` refused, `constructor` left alone. */
+const JSON_PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'ignore' } as const;
+
+export function createWebhookFastLane(c: Container): WebhookFastLane {
+  let closing = false;
+  const limit = c.config.files.maxRequestBytes;
+  const verbose = c.log.isLevelEnabled('debug');
+
+  const take = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (closing || req.method !== 'POST') return false;
+    const type = req.headers['content-type'];
+    if (type === undefined || !JSON_TYPE.test(type)) return false;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    let form: WebhookForm;
+    if (path === '/') form = 'key';
+    else if (PUBLIC_PATH.test(path)) form = 'public';
+    else return false;
+    // As find-my-way hands the query string to Fastify: an empty one is `{}`, repeated keys become arrays.
+    const qs = q === -1 ? '' : url.slice(q + 1);
+    const query: Record<string, unknown> = qs.length === 0 ? {} : parseQuery(qs);
+    const requestId = verbose ? logRequest(c.log, req, res) : undefined;
+    serve(c, req, res, { form, secret: form === 'public' ? path.slice(4) : undefined, query, limit, requestId }).catch((err: unknown) => {
+      // Only writing the answer itself can fail here; the process must not go down for it.
+      c.log.error({ err }, 'webhook fast lane could not answer');
+      res.destroy();
+    });
+    return true;
+  };
+
+  return {
+    serverFactory: (fastify, opts) => {
+      const server = createServer((req, res) => {
+        if (!take(req, res)) fastify(req, res);
+      });
+      applyFastifyTimeouts(server, opts);
+      return server;
+    },
+    close: () => {
+      closing = true;
+    },
+  };
+}
+
+interface LaneRequest {
+  form: WebhookForm;
+  secret?: string;
+  query: Record<string, unknown>;
+  limit: number;
+  /** Set at debug level only, where the request is logged under it, as Fastify does. */
+  requestId?: string;
+}
+
+async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r: LaneRequest): Promise<void> {
+  let bodyFailed = false;
+  try {
+    let bound: PublicBinding | undefined;
+    if (r.form === 'public') bound = await c.webhooks.resolvePublic(r.secret);
+    else await precheckKey(c, req.headers, r.query);
+    let parsed: unknown;
+    try {
+      parsed = parseJsonBody(await readBody(req, r.limit));
+    } catch (e) {
+      bodyFailed = true;
+      throw e;
+    }
+    const text = await runWebhook(c, { form: r.form, secret: r.secret, bound, headers: req.headers, query: r.query, body: objectBody(parsed, false), files: [] });
+    send(res, 200, {}, text);
+  } catch (err) {
+    let answer = errorResponse(err);
+    if (!answer) {
+      const request_id = r.requestId ?? newId();
+      c.log.error({ err, request_id }, 'unhandled error');
+      answer = internalErrorResponse(request_id);
+    }
+    // Fastify closes the connection after a body it could not read or parse: the client may still be sending.
+    send(res, answer.status, bodyFailed ? { connection: 'close', ...answer.headers } : answer.headers, JSON.stringify(answer.body));
+  }
+}
+
+function send(res: ServerResponse, status: number, headers: Record<string, string>, text: string): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { ...headers, 'content-type': JSON_CONTENT_TYPE, 'content-length': String(Buffer.byteLength(text)) });
+  res.end(text);
+}
+
+/** Fastify's raw body reading: the declared length is refused before reading, the received one while reading. */
+function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) return Promise.reject(tooLargeError());
+  return new Promise((resolve, reject) => {
+    let received = 0;
+    const chunks: Buffer[] = [];
+    const stop = () => {
+      req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
+      req.removeListener('error', onEnd);
+    };
+    function onData(chunk: Buffer) {
+      received += chunk.length;
+      if (received > limit) {
+        // The rest flows on unread; the answer closes the connection.
+        stop();
+        reject(tooLargeError());
+        return;
+      }
+      chunks.push(chunk);
+    }
+    function onEnd(err?: Error & { statusCode?: number }) {
+      stop();
+      if (err != null) {
+        if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
+        reject(err);
+        return;
+      }
+      if (!Number.isNaN(declared) && received !== declared) return reject(invalidContentLengthError());
+      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onEnd);
+    req.resume();
+  });
+}
+
+/** As `createFastify`'s JSON parser: an empty or blank body is no body. */
+function parseJsonBody(text: string): unknown {
+  if (text === '' || text.trim() === '') return undefined;
+  try {
+    return secureJsonParse(text, JSON_PARSE_OPTIONS);
+  } catch {
+    throw invalidJsonError();
+  }
+}
+
+/**
+ * Fastify's own request log lines (at debug level only, see `createFastify`): the same messages, bindings and
+ * fields, so a log reader cannot tell which path answered.
+ */
+function logRequest(log: Logger, req: IncomingMessage, res: ServerResponse): string {
+  const id = newId();
+  const logger = log.child({ reqId: id });
+  const started = performance.now();
+  logger.info({ req: { id, method: req.method, url: req.url } }, 'incoming request');
+  const done = (err?: Error) => {
+    res.removeListener('finish', done);
+    res.removeListener('error', done);
+    const responseTime = performance.now() - started;
+    if (err) logger.error({ res: { statusCode: res.statusCode }, err, responseTime }, 'request errored');
+    else logger.info({ res: { statusCode: res.statusCode }, responseTime }, 'request completed');
+  };
+  res.on('finish', done);
+  res.on('error', done);
+  return id;
+}
+
+/** What Fastify sets on the HTTP/1 server it creates itself; it does not touch a server from `serverFactory`. */
+function applyFastifyTimeouts(server: Server, opts: Record<string, unknown>): void {
+  server.keepAliveTimeout = opts.keepAliveTimeout as number;
+  server.requestTimeout = opts.requestTimeout as number;
+  server.setTimeout(opts.connectionTimeout as number);
+  const perSocket = opts.maxRequestsPerSocket as number;
+  if (perSocket > 0) server.maxRequestsPerSocket = perSocket;
+}

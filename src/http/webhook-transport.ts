@@ -1,0 +1,67 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Container } from '../container.js';
+import { AppError } from '../errors.js';
+import type { IncomingFile } from '../files/files.service.js';
+import type { WebhookForm } from '../webhooks/webhook-params.js';
+import type { PublicBinding } from '../webhooks/webhook-receiver.service.js';
+
+/**
+ * The webhook call as both transports carry it: the Fastify routes (forms, multipart, anything unusual) and the
+ * fast lane (plain JSON, the common case). Everything here is shared so the two differ only in how the request
+ * is read and the answer written.
+ */
+export interface WebhookRequest {
+  form: WebhookForm;
+  /** Public form: the secret from the path. */
+  secret?: string;
+  /** Public form: the secret resolved before the body was read. */
+  bound?: PublicBinding;
+  headers: IncomingHttpHeaders;
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+  files: IncomingFile[];
+}
+
+/** Key form, before the body is read: a caller without a valid key is refused (401/403) whatever it sent. */
+export function precheckKey(c: Container, headers: IncomingHttpHeaders, query: Record<string, unknown>): Promise<void> {
+  return c.webhooks.precheckKey(query, apiKeyOf(headers, query));
+}
+
+/** Runs one call; the JSON text of the 200 answer. */
+export async function runWebhook(c: Container, r: WebhookRequest): Promise<string> {
+  const answer = await c.webhooks.invoke({
+    form: r.form,
+    secret: r.form === 'public' ? r.secret : undefined,
+    bound: r.bound,
+    apiKey: r.form === 'key' ? apiKeyOf(r.headers, r.query) : undefined,
+    query: r.query,
+    body: r.body,
+    files: r.files,
+  });
+  const value = answer.kind === 'started' ? { status: 'Started' } : answer.value;
+  // Serialised here: a bare string (a getter value) must go out as JSON, not as text/plain.
+  return JSON.stringify(value ?? null);
+}
+
+function apiKeyOf(headers: IncomingHttpHeaders, query: Record<string, unknown>): string | undefined {
+  const h = headers['x-api-key'];
+  const fromHeader = Array.isArray(h) ? h[0] : h;
+  const q = query['x-api-key'];
+  const fromQuery = Array.isArray(q) ? q[0] : q;
+  const key = fromHeader?.trim() || (typeof fromQuery === 'string' ? fromQuery.trim() : '');
+  return key || undefined;
+}
+
+/**
+ * A JSON or form body as an object; no body is an empty one. In a form a repeated name counts once (its first
+ * value), as in the query string and in multipart bodies.
+ */
+export function objectBody(body: unknown, isForm: boolean): Record<string, unknown> {
+  if (body === undefined || body === null || body === '') return {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw AppError.validation([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) out[k] = isForm && Array.isArray(v) ? v[0] : v;
+  return out;
+}

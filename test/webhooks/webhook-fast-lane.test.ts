@@ -1,0 +1,293 @@
+import diagnostics from 'node:diagnostics_channel';
+import http from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { AppError } from '../../src/errors.js';
+import { TEST_DBS } from '../support/harness.js';
+import { api, createAgent, enableWebhook, listTasks, startWebhookWorld, type WebhookWorld } from './webhook-helpers.js';
+
+/**
+ * The webhook fast lane (src/http/webhook-fast-lane.ts) answers JSON calls on bare node:http; Fastify answers the
+ * rest and `inject`. Each edge is checked over a real socket and, where possible, against Fastify's answer to the
+ * same request (through `inject`, or as a form when the outcome does not depend on the body format).
+ */
+const LIMIT = 64 * 1024;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const INVALID_JSON = { detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }] };
+const DICT_TYPE = { detail: [{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }] };
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+interface Answer {
+  status: number;
+  rawHeaders: string[];
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+interface Call {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+describe.each(TEST_DBS)('webhook fast lane (%s)', (kind) => {
+  let w: WebhookWorld;
+  let agentId: string;
+  let publicPath: string;
+  const keepAlive = new http.Agent({ keepAlive: true });
+  // Every webhook request a Fastify route handler ran: the fast lane's requests never show up here.
+  const fastifyHandled: string[] = [];
+  const onHandler = (store: any) => {
+    if (store.request.server === w?.server.webhooks) fastifyHandled.push(`${store.request.method} ${store.route.url}`);
+  };
+  const tracing = diagnostics.tracingChannel('fastify.request.handler');
+  const handlers = { start: onHandler, end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
+
+  /** One request over a real socket (a keep-alive client, as webhook senders are). */
+  const send = (path: string, call: Call = {}): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const req = http.request(w.hooks + path, { method: call.method ?? 'POST', headers: call.headers, agent: keepAlive }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      });
+      req.on('error', reject);
+      req.end(call.body);
+    });
+  const json = (path: string, body: string, headers: Record<string, string> = {}) => send(path, { headers: { 'content-type': 'application/json', ...headers }, body });
+  const form = (path: string, body: string, headers: Record<string, string> = {}) =>
+    send(path, { headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+
+  /** The same request through Fastify's routing (inject never passes the server's request listener). */
+  const viaFastify = async (path: string, call: Call = {}) => {
+    const r = await w.server.webhooks!.inject({ method: (call.method ?? 'POST') as 'POST', url: path, headers: call.headers, payload: call.body });
+    return { status: r.statusCode, headers: r.headers, body: r.body };
+  };
+  /** What a client can observe, transport noise (date, keep-alive parameters) aside. */
+  const observable = (a: { status: number; headers: http.IncomingHttpHeaders | Record<string, unknown>; body: string }) => ({
+    status: a.status,
+    contentType: a.headers['content-type'],
+    contentLength: a.headers['content-length'],
+    retryAfter: a.headers['retry-after'],
+    closes: a.headers.connection === 'close',
+    body: a.body.replace(UUID, '<id>'),
+  });
+  /** The answer's bytes on the wire except the Date line: status, headers in order, body. */
+  const wire = (a: Answer) => {
+    const lines: string[] = [];
+    for (let i = 0; i < a.rawHeaders.length; i += 2) if (a.rawHeaders[i]!.toLowerCase() !== 'date') lines.push(`${a.rawHeaders[i]}: ${a.rawHeaders[i + 1]}`);
+    return { status: a.status, lines, body: a.body.replace(UUID, '<id>') };
+  };
+  /** A JSON call answered by the fast lane and Fastify's answer to the same call must be the same. */
+  const sameAsFastify = async (path: string, call: Call) => {
+    const lane = await send(path, call);
+    expect(observable(lane)).toEqual(observable(await viaFastify(path, call)));
+    return lane;
+  };
+  /** Starts a request whose body never finishes arriving; resolves with the answer if one comes anyway. */
+  const answerBeforeBody = (path: string, headers: Record<string, string>): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const req = http.request(w.hooks + path, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(1024 ** 3), ...headers }, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, headers: res.headers, body: Buffer.concat(chunks).toString() });
+          req.destroy();
+        });
+      });
+      req.on('error', (e) => (e.message.includes('socket hang up') ? undefined : reject(e)));
+      req.write('{"prompt": "' + 'x'.repeat(16 * 1024));
+    });
+
+  beforeAll(async () => {
+    w = await startWebhookWorld(kind, { AGENTRY_MAX_REQUEST_BYTES: String(LIMIT), AGENTRY_MAX_FILE_BYTES: String(LIMIT / 2) });
+    w.llm.handle(() => ({ text: 'done' }));
+    agentId = await createAgent(w);
+    publicPath = new URL(await enableWebhook(w, agentId)).pathname;
+    tracing.subscribe(handlers);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    fastifyHandled.length = 0;
+  });
+  afterAll(async () => {
+    tracing.unsubscribe(handlers);
+    keepAlive.destroy();
+    await w?.close();
+  });
+
+  it('takes JSON with any parameters and in any case, and answers as the Fastify route does', async () => {
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'APPLICATION/JSON ; Charset="UTF-8"']) {
+      const r = await sameAsFastify(publicPath, { headers: { 'content-type': type }, body: JSON.stringify({ prompt: `typed ${type}` }) });
+      expect(r.status).toBe(200);
+      expect(r.body).toBe('{"status":"Started"}');
+      expect(r.headers['content-type']).toBe(JSON_TYPE);
+    }
+    // Only the inject half reached a Fastify handler.
+    expect(fastifyHandled).toEqual(Array(4).fill('POST /wh_:secret'));
+  });
+
+  it('reads an empty or blank body as no body', async () => {
+    for (const body of ['', '  \n\t ']) {
+      const path = `/?agent_id=${agentId}&x-api-key=${w.keyA}`;
+      const r = await sameAsFastify(path, { headers: { 'content-type': 'application/json' }, body });
+      expect(r.status).toBe(422);
+      expect(JSON.parse(r.body)).toEqual({ detail: [{ loc: ['body', 'prompt'], msg: 'Field required', type: 'missing' }] });
+      // With the prompt in the query string, no body at all is a valid call.
+      const ok = await json(`${publicPath}?prompt=from+query`, body);
+      expect([ok.status, ok.body]).toEqual([200, '{"status":"Started"}']);
+    }
+    expect(fastifyHandled).toEqual(['POST /', 'POST /']);
+  });
+
+  it('refuses invalid JSON, a __proto__ payload and a non-object body exactly as Fastify does', async () => {
+    for (const body of ['{"prompt": ', 'nope', '{"prompt": "x",}']) {
+      const r = await sameAsFastify(publicPath, { headers: { 'content-type': 'application/json' }, body });
+      expect([r.status, JSON.parse(r.body), r.headers.connection]).toEqual([422, INVALID_JSON, 'close']);
+    }
+    // Prototype poisoning is refused by the parser (Fastify gives it the same json_invalid 422); `constructor` is
+    // left alone, as Fastify's parser is configured.
+    const poisoned = await sameAsFastify(publicPath, { headers: { 'content-type': 'application/json' }, body: '{"prompt":"x","__proto__":{"admin":true}}' });
+    expect([poisoned.status, JSON.parse(poisoned.body)]).toEqual([422, INVALID_JSON]);
+    const ctor = await sameAsFastify(publicPath, { headers: { 'content-type': 'application/json' }, body: '{"prompt":"x","constructor":{"prototype":{"a":1}}}' });
+    expect(ctor.status).toBe(200);
+    for (const body of ['[{"prompt":"x"}]', '"x"', '42', 'true']) {
+      const r = await sameAsFastify(publicPath, { headers: { 'content-type': 'application/json' }, body });
+      expect([r.status, JSON.parse(r.body), r.headers.connection]).toEqual([422, DICT_TYPE, 'keep-alive']);
+    }
+  });
+
+  it('refuses a body over the limit with 413 (declared or streamed), closing the connection and storing nothing', async () => {
+    const big = JSON.stringify({ prompt: 'x'.repeat(LIMIT), task_id: 'too-big' });
+    const declared = await sameAsFastify(publicPath, { headers: { 'content-type': 'application/json' }, body: big });
+    expect([declared.status, declared.body, declared.headers.connection]).toEqual([413, '{"detail":"Request too large"}', 'close']);
+    // Chunked: no declared length, refused once the received bytes pass the limit.
+    const streamed = await send(publicPath, { headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: big });
+    expect(wire(streamed)).toEqual(wire(declared));
+    // A form over the limit goes through Fastify: the same bytes.
+    expect(wire(await form(publicPath, `prompt=${'x'.repeat(LIMIT)}`))).toEqual(wire(declared));
+    // Exactly at the limit is accepted.
+    const atLimit = JSON.stringify({ prompt: '', task_id: 'at-limit' });
+    const fits = await json(publicPath, atLimit.replace('""', `"${'y'.repeat(LIMIT - atLimit.length)}"`));
+    expect(fits.status).toBe(200);
+    const ids = (await listTasks(w, agentId)).map((t) => t.id);
+    expect(ids).not.toContain('too-big');
+    expect((await api(w, 'GET', '/v1/tasks/too-big')).status).toBe(404);
+  });
+
+  it('refuses a dead public URL with 401 without waiting for its body', async () => {
+    const r = await answerBeforeBody(`/wh_${'A'.repeat(43)}`, {});
+    expect([r.status, r.body]).toEqual([401, '{"detail":"API key not specified"}']);
+    // The same bytes as Fastify's answer to a form sent to it.
+    expect(wire(await json(`/wh_${'A'.repeat(43)}`, '{"prompt":"x"}'))).toEqual(wire(await form(`/wh_${'A'.repeat(43)}`, 'prompt=x')));
+    // A live URL with a body declared over the limit: 413 at once, nothing read.
+    const tooBig = await answerBeforeBody(publicPath, {});
+    expect([tooBig.status, tooBig.body, tooBig.headers.connection]).toEqual([413, '{"detail":"Request too large"}', 'close']);
+  });
+
+  it('key form: 401 and 403 before the body is read, and every refusal as Fastify gives it', async () => {
+    const noKey = await answerBeforeBody(`/?agent_id=${agentId}`, {});
+    expect([noKey.status, noKey.body]).toEqual([401, '{"detail":"API key not specified"}']);
+    const wrongKey = await answerBeforeBody(`/?agent_id=${agentId}`, { 'x-api-key': 'agk_wrong' });
+    expect([wrongKey.status, wrongKey.body]).toEqual([403, '{"detail":"Invalid API key"}']);
+    const cases: [string, Record<string, string>][] = [
+      [`/?agent_id=${agentId}`, {}],
+      [`/?agent_id=${agentId}`, { 'x-api-key': 'agk_wrong' }],
+      ['/', { 'x-api-key': w.keyA }],
+      [`/?agent_id=${agentId}`, { 'x-api-key': w.keyB }],
+    ];
+    const statuses: number[] = [];
+    for (const [path, headers] of cases) {
+      const lane = await json(path, '{"prompt":"x"}', headers);
+      expect(wire(lane)).toEqual(wire(await form(path, 'prompt=x', headers)));
+      statuses.push(lane.status);
+    }
+    expect(statuses).toEqual([401, 403, 400, 404]);
+  });
+
+  it('reads the query as Fastify does (repeated keys are arrays, the first counts) and the key from header or query', async () => {
+    const path = `/?agent_id=${agentId}&agent_id=other&asynchronous=true&asynchronous=false&x-api-key=${w.keyA}&x-api-key=agk_wrong`;
+    const r = await sameAsFastify(path, { headers: { 'content-type': 'application/json' }, body: '{"prompt":"arrays"}' });
+    expect([r.status, r.body]).toEqual([200, '{"status":"Started"}']);
+    // The header wins over the query string.
+    const headerWins = await sameAsFastify(`/?agent_id=${agentId}&asynchronous=true&x-api-key=agk_wrong`, {
+      headers: { 'content-type': 'application/json', 'x-api-key': w.keyA },
+      body: '{"prompt":"header"}',
+    });
+    expect(headerWins.status).toBe(200);
+    const headerWrong = await sameAsFastify(`/?agent_id=${agentId}&asynchronous=true&x-api-key=${w.keyA}`, {
+      headers: { 'content-type': 'application/json', 'x-api-key': 'agk_wrong' },
+      body: '{"prompt":"header"}',
+    });
+    expect(headerWrong.status).toBe(403);
+    // Synchronous by default on the key form, with the spec 2.7 object.
+    const sync = await sameAsFastify(`/?agent_id=${agentId}&getter=status`, { headers: { 'content-type': 'application/json', 'x-api-key': w.keyA }, body: '{"prompt":"sync"}' });
+    expect([sync.status, sync.body]).toEqual([200, '"completed"']);
+  });
+
+  it('a failing lookup is 503 with retry-after, an unknown error 500 with a logged request id, as from Fastify', async () => {
+    const { publicLookupUnavailable } = await import('../../src/webhooks/webhook-channels.service.js');
+    vi.spyOn(w.server.container.webhooks, 'resolvePublic').mockRejectedValue(publicLookupUnavailable(new Error('db down')));
+    const unavailable = await json(publicPath, '{"prompt":"x"}');
+    expect([unavailable.status, unavailable.headers['retry-after'], unavailable.body]).toEqual([503, '5', '{"detail":"Public webhook lookup temporarily unavailable"}']);
+    expect(wire(unavailable)).toEqual(wire(await form(publicPath, 'prompt=x')));
+    vi.restoreAllMocks();
+
+    vi.spyOn(w.server.container.webhooks, 'invoke').mockRejectedValue(new Error('boom'));
+    const logged = vi.spyOn(w.server.container.log, 'error');
+    const failed = await json(publicPath, '{"prompt":"x"}');
+    expect(failed.status).toBe(500);
+    const body = JSON.parse(failed.body);
+    expect(body).toEqual({ detail: 'Internal server error', request_id: expect.stringMatching(UUID) });
+    expect(logged).toHaveBeenCalledWith({ err: expect.objectContaining({ message: 'boom' }), request_id: body.request_id }, 'unhandled error');
+    expect(wire(failed)).toEqual(wire(await form(publicPath, 'prompt=x')));
+    // A known error thrown by the service keeps its mapping.
+    vi.mocked(w.server.container.webhooks.invoke).mockRejectedValue(new AppError('conflict', 'Task id already exists'));
+    expect(wire(await json(publicPath, '{"prompt":"x"}'))).toEqual(wire(await form(publicPath, 'prompt=x')));
+  });
+
+  it('hands forms, multipart, other types, methods and paths to Fastify unchanged', async () => {
+    const viaForm = await form(publicPath, 'prompt=from+a+form');
+    expect([viaForm.status, viaForm.body]).toEqual([200, '{"status":"Started"}']);
+    const fd = new FormData();
+    fd.set('prompt', 'from multipart');
+    fd.append('files', new Blob(['hello']), 'note.txt');
+    const multi = await fetch(w.hooks + publicPath, { method: 'POST', body: fd });
+    expect([multi.status, await multi.text()]).toEqual([200, '{"status":"Started"}']);
+    expect(fastifyHandled).toEqual(['POST /wh_:secret', 'POST /wh_:secret']);
+
+    const health = await send('/health', { method: 'GET' });
+    expect([health.status, health.body, health.headers['content-type']]).toEqual([200, '"ok"', JSON_TYPE]);
+    for (const [path, call] of [
+      ['/nope', { headers: { 'content-type': 'application/json' }, body: '{}' }],
+      [`${publicPath}/`, { headers: { 'content-type': 'application/json' }, body: '{}' }],
+      [publicPath, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' }],
+      [publicPath, { method: 'GET' }],
+    ] as [string, Call][]) {
+      const r = await send(path, call);
+      expect([r.status, r.body]).toEqual([404, '{"detail":"Not Found"}']);
+    }
+    // Other types keep Fastify's answers: text/plain has its default parser (then a string is no object), a
+    // JSON-like type has none.
+    for (const type of ['text/plain', 'application/json-patch+json', 'application/jsonx', 'application/json, text/plain']) {
+      const call = { headers: { 'content-type': type }, body: '{"prompt":"x"}' };
+      expect(observable(await send(publicPath, call))).toEqual(observable(await viaFastify(publicPath, call)));
+    }
+    expect(JSON.parse((await send(publicPath, { headers: { 'content-type': 'text/plain' }, body: 'x' })).body)).toEqual(DICT_TYPE);
+    expect((await send(publicPath, { headers: { 'content-type': 'application/json-patch+json' }, body: '{}' })).body).toBe('{"detail":"Unsupported media type"}');
+    // A percent-encoded secret is left to find-my-way, which decodes it.
+    fastifyHandled.length = 0;
+    const encoded = await json(`/wh_%${publicPath.charCodeAt(4).toString(16).toUpperCase()}${publicPath.slice(5)}`, '{"prompt":"encoded"}');
+    expect([encoded.status, encoded.body]).toEqual([200, '{"status":"Started"}']);
+    expect(fastifyHandled).toEqual(['POST /wh_:secret']);
+  });
+
+  it('keeps the timeouts Fastify gives its own server', async () => {
+    const own = w.server.api!.server;
+    const lane = w.server.webhooks!.server;
+    const timeouts = (s: http.Server) => ({ keepAlive: s.keepAliveTimeout, request: s.requestTimeout, socket: s.timeout, headers: s.headersTimeout, perSocket: s.maxRequestsPerSocket });
+    expect(timeouts(lane)).toEqual(timeouts(own));
+    expect(lane.keepAliveTimeout).toBe(72_000);
+    const r = await json(publicPath, '{"prompt":"keep-alive"}');
+    expect([r.headers.connection, r.headers['keep-alive']]).toEqual(['keep-alive', 'timeout=72']);
+  });
+});
