@@ -48,6 +48,9 @@ const duplicateName = () => AppError.invalid(['body', 'name'], 'an agent with th
 export class AgentsService {
   private readonly tools: AgentToolsResolver;
 
+  /** find()'s snapshot of each shared row (see find). */
+  private readonly snapshots = new WeakMap<AgentRow, SubmittableAgent & { developerAccess: boolean }>();
+
   constructor(
     private readonly repo: AgentsRepository,
     private readonly clock: Clock,
@@ -216,7 +219,16 @@ export class AgentsService {
    */
   async find(organizationId: string, id: string): Promise<(SubmittableAgent & { developerAccess: boolean }) | undefined> {
     const row = await this.repo.findShared(organizationId, id);
-    return row && { ...(await this.submittable(row)), developerAccess: row.config.developer_access !== false };
+    if (!row) return undefined;
+    // The shared row is the same object while the repository's cache holds it: so is its snapshot (a busy webhook
+    // asks for it on every call).
+    let found = this.snapshots.get(row);
+    if (!found) {
+      const { config, version } = await this.pickVersion(row);
+      found = Object.freeze({ id: row.id, organization_id: row.organizationId, status: row.status, version, config: config as unknown as Record<string, unknown>, developerAccess: row.config.developer_access !== false });
+      this.snapshots.set(row, found);
+    }
+    return found;
   }
 
   private async submittable(row: AgentRow, version?: number | 'draft'): Promise<SubmittableAgent> {

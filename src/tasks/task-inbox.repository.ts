@@ -12,7 +12,7 @@ export class TaskInboxRepository {
     private readonly tasks: TasksRepository,
   ) {}
 
-  /** One multi-row insert: the rows are JSON, one bound parameter each. */
+  /** One multi-row insert: each entry is one bound parameter (the row as task-inbox.ts encodes it). */
   async append(rows: string[]): Promise<void> {
     await this.db.kysely
       .insertInto('task_inbox')
@@ -35,7 +35,7 @@ export class TaskInboxRepository {
    * (FOR UPDATE, not SKIP LOCKED): a mover that meets another's entries waits for its commit, so when `more` turns
    * false every entry up to `upTo` is a task, whoever moved it; a reader that settled sees all of them.
    */
-  async move(limit: number, upTo: number, toEvent: (row: TaskRow) => NewEventRow): Promise<{ rows: TaskRow[]; more: boolean }> {
+  async move(limit: number, upTo: number, toRow: (entry: string) => TaskRow, toEvent: (row: TaskRow) => NewEventRow): Promise<{ rows: TaskRow[]; more: boolean }> {
     return this.tasks.transaction(async (trx) => {
       let taken: { seq: number; row: string }[];
       if (this.db.dialect === 'postgres') {
@@ -48,7 +48,7 @@ export class TaskInboxRepository {
         taken = await trx.selectFrom('task_inbox').select(['seq', 'row']).where('seq', '<=', upTo).orderBy('seq').limit(limit).execute();
         if (taken.length) await trx.deleteFrom('task_inbox').where('seq', '<=', taken[taken.length - 1]!.seq).execute();
       }
-      const rows = taken.map((t) => JSON.parse(t.row) as TaskRow);
+      const rows = taken.map((t) => toRow(t.row));
       if (rows.length) await this.tasks.insertNewIn(trx, rows.map((task) => ({ task, event: toEvent(task) })));
       // PostgreSQL: fewer than asked may only mean another mover held some (now gone); ask until none are left.
       return { rows, more: this.db.dialect === 'postgres' ? rows.length > 0 : rows.length === limit };

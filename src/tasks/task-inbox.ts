@@ -36,7 +36,7 @@ export class TaskInbox {
 
   /** Resolves once the task is committed to the inbox. */
   append(row: TaskRow): Promise<void> {
-    return this.writes.add(JSON.stringify(row));
+    return this.writes.add(compactRow(row));
   }
 
   /**
@@ -67,11 +67,63 @@ export class TaskInbox {
     if (upTo === undefined) return 0;
     let moved = 0;
     for (let more = true; more; ) {
-      const batch = await this.repo.move(MOVE_BATCH, upTo, (row) => eventRow(row, 'task_created', row.created_at, presentTask(row)));
+      const batch = await this.repo.move(MOVE_BATCH, upTo, expandRow, (row) => eventRow(row, 'task_created', row.created_at, presentTask(row)));
       moved += batch.rows.length;
       more = batch.more;
     }
     if (moved) this.onMoved();
     return moved;
   }
+}
+
+/**
+ * Every column of a new task with the value most new tasks have. An inbox entry stores only the columns that differ
+ * (about a third of the row's JSON): fewer bytes per entry are fewer WAL pages per commit. A column missing here is
+ * simply always stored.
+ */
+const TYPICAL_NEW_TASK: Readonly<Partial<TaskRow>> = Object.freeze({
+  status: 'pending',
+  source: 'webhook',
+  input_files: '[]',
+  input_user: null,
+  user_id: null,
+  title: null,
+  result: null,
+  additional_context: null,
+  expected_output: null,
+  instructions_override: null,
+  output_format: null,
+  output_schema: null,
+  disable_attachment_injection: 0,
+  sealed_user_tokens: null,
+  parent_execution: null,
+  is_manually_stopped: 0,
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  total_tokens: 0,
+  llm_model_provider: null,
+  llm_model_name: null,
+  run: 1,
+  execution_attempts: 0,
+  fence: 0,
+  lease_owner: null,
+  lease_expires_at: null,
+  heartbeat_at: null,
+  hitl_request: null,
+  hitl_decision: null,
+  started_at: null,
+  finished_at: null,
+});
+
+/** The row as an inbox entry: the columns whose value is not the typical one. */
+export function compactRow(row: TaskRow): string {
+  const out: Record<string, unknown> = {};
+  const typical = TYPICAL_NEW_TASK as Record<string, unknown>;
+  for (const [k, v] of Object.entries(row)) if (v !== typical[k]) out[k] = v;
+  return JSON.stringify(out);
+}
+
+/** An inbox entry back as the whole row. */
+export function expandRow(entry: string): TaskRow {
+  return { ...TYPICAL_NEW_TASK, ...(JSON.parse(entry) as Partial<TaskRow>) } as TaskRow;
 }

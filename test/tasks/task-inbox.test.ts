@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Container } from '../../src/container.js';
-import { TaskInbox } from '../../src/tasks/task-inbox.js';
+import { compactRow, expandRow, TaskInbox } from '../../src/tasks/task-inbox.js';
 import type { TaskInboxRepository } from '../../src/tasks/task-inbox.repository.js';
 import type { TaskRow } from '../../src/tasks/tasks.repository.js';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
@@ -129,12 +129,12 @@ function gatedRepository() {
     async lastSeq() {
       return entries.length ? 1 : undefined;
     },
-    async move(limit: number) {
+    async move(limit: number, _upTo: number, toRow: (entry: string) => TaskRow) {
       moves++;
       // What this pass sees is fixed when it starts, as a transaction's snapshot is.
       const taken = entries.splice(0, limit);
       await new Promise<void>((resolve) => gates.push(resolve));
-      return { rows: taken.map((r) => JSON.parse(r) as TaskRow), more: false };
+      return { rows: taken.map(toRow), more: false };
     },
   };
   return { repo: repo as unknown as TaskInboxRepository, entries, gates, moves: () => moves };
@@ -162,6 +162,55 @@ describe('task inbox settling', () => {
     expect(await late2).toBe(1);
     expect(g.entries).toEqual([]);
     expect(g.moves()).toBe(2);
+  });
+
+  it('stores a row as the columns that differ from a typical new task, and restores every column', () => {
+    const row = {
+      organization_id: 'o',
+      id: 't',
+      agent_id: 'a',
+      agent_version: '3',
+      status: 'pending',
+      source: 'api',
+      input_text: 'hello',
+      input_files: '[{"id":"f"}]',
+      input_user: '{"id":"u"}',
+      user_id: 'u',
+      title: 'hello',
+      result: null,
+      additional_context: '{"k":1}',
+      expected_output: null,
+      instructions_override: 'be brief',
+      output_format: 'json',
+      output_schema: '{"type":"object"}',
+      disable_attachment_injection: 1,
+      sealed_user_tokens: 'sealed',
+      parent_execution: 'p',
+      is_manually_stopped: 0,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      total_tokens: 0,
+      llm_model_provider: null,
+      llm_model_name: null,
+      run: 1,
+      execution_attempts: 0,
+      max_attempts: 3,
+      fence: 0,
+      lease_owner: null,
+      lease_expires_at: null,
+      heartbeat_at: null,
+      queued_at: 5,
+      hitl_request: null,
+      hitl_decision: null,
+      created_at: 5,
+      updated_at: 5,
+      started_at: null,
+      finished_at: null,
+    } as TaskRow;
+    expect(expandRow(compactRow(row))).toEqual(row);
+    const typical = { ...row, source: 'webhook', input_files: '[]', input_user: null, user_id: null, title: null, additional_context: null, instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, parent_execution: null } as TaskRow;
+    expect(expandRow(compactRow(typical))).toEqual(typical);
+    expect(JSON.parse(compactRow(typical))).toEqual({ organization_id: 'o', id: 't', agent_id: 'a', agent_version: '3', input_text: 'hello', max_attempts: 3, queued_at: 5, created_at: 5, updated_at: 5 });
   });
 
   it('settles an empty inbox without moving anything', async () => {
