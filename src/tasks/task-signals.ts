@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { PgListener } from '../db/pg-listener.js';
 import type { Logger } from '../lib/logger.js';
+import type { TaskRow } from './tasks.repository.js';
 
 /**
  * Wake-ups between the parts of the tasks domain: "a task was queued" (workers), "a task changed" (waiters,
@@ -15,7 +16,14 @@ import type { Logger } from '../lib/logger.js';
 export type TaskSignal =
   /** `inbox`: the new task is in the task inbox (task-inbox.ts), which the worker settles before claiming. */
   | { kind: 'queued'; inbox?: boolean }
-  | { kind: 'task'; organizationId: string; taskId: string; statusChanged: boolean };
+  | {
+      kind: 'task';
+      organizationId: string;
+      taskId: string;
+      statusChanged: boolean;
+      /** The task as the publisher committed it, when it has it: in-process only (never sent over NOTIFY). */
+      row?: TaskRow;
+    };
 
 const CHANNEL = 'agentry_tasks';
 /** Notifications for one task are coalesced over this window: a streaming run emits an event per token. */
@@ -95,7 +103,8 @@ export class TaskSignals {
     this.pendingNotify.clear();
     if (!signals.length) return;
     try {
-      await this.notify!(CHANNEL, signals.map((s) => JSON.stringify({ ...s, from: this.instance })));
+      // A carried row stays in-process (JSON leaves out undefined): NOTIFY payloads are small, and may be logged.
+      await this.notify!(CHANNEL, signals.map((s) => JSON.stringify({ ...s, row: undefined, from: this.instance })));
     } catch (err) {
       this.log.warn({ err }, 'task notification failed; listeners will poll');
     }

@@ -308,7 +308,7 @@ export class TaskWorker implements Startable {
     }));
     const done = await this.d.queue.finish(e.lease, fields, messages, trace, { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) }, now);
     if (!done) this.d.log.warn({ task_id: row.id }, 'task outcome discarded: the task was stopped or taken over');
-    this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
+    this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true, row: done });
   }
 
   /** A shutdown hands the task straight back to the queue without counting the attempt; a lost task is someone else's. */

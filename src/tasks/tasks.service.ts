@@ -159,12 +159,13 @@ export class TasksService implements TaskSubmitter {
 
   async waitForFinal(organizationId: string, taskId: string, timeoutMs: number, signal?: AbortSignal): Promise<Task> {
     const deadline = performance.now() + timeoutMs;
-    return this.watch(organizationId, taskId, async (waker) => {
+    return this.watch(organizationId, taskId, async (waker, committed) => {
       const onAbort = () => waker.wake();
       signal?.addEventListener('abort', onAbort);
       try {
         for (;;) {
-          const row = await this.repo.find(organizationId, taskId);
+          // The row a signal brought is as its writer committed it: no need to read it again.
+          const row = committed() ?? (await this.repo.find(organizationId, taskId));
           if (!row) throw AppError.notFound('Task');
           const left = deadline - performance.now();
           if (FINAL_STATUSES.has(row.status as TaskStatus) || row.status === 'paused' || left <= 0 || signal?.aborted) return this.present(row);
@@ -325,14 +326,26 @@ export class TasksService implements TaskSubmitter {
     return this.signals.crossProcess ? 1000 : 200;
   }
 
-  /** Wakes `fn`'s waker when the task's status changes (not for each event of its trace). */
-  private async watch<T>(organizationId: string, taskId: string, fn: (waker: Waker) => Promise<T>): Promise<T> {
+  /**
+   * Wakes `fn`'s waker when the task's status changes (not for each event of its trace). `committed()` hands over,
+   * once, the row the last such signal carried (in-process signals from the worker carry the row it committed).
+   */
+  private async watch<T>(organizationId: string, taskId: string, fn: (waker: Waker, committed: () => TaskRow | undefined) => Promise<T>): Promise<T> {
     const waker = new Waker();
+    let carried: TaskRow | undefined;
     const off = this.signals.on((s) => {
-      if (s.kind === 'task' && s.statusChanged && s.organizationId === organizationId && s.taskId === taskId) waker.wake();
+      if (s.kind === 'task' && s.statusChanged && s.organizationId === organizationId && s.taskId === taskId) {
+        carried = s.row;
+        waker.wake();
+      }
     });
+    const committed = () => {
+      const row = carried;
+      carried = undefined;
+      return row;
+    };
     try {
-      return await fn(waker);
+      return await fn(waker, committed);
     } finally {
       off();
     }
