@@ -117,14 +117,14 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export function createSafeFetch(policy: EgressPolicy, opts: SafeFetchOptions = {}): SafeFetch {
   const maxRedirects = opts.maxRedirects ?? 5;
   return async (input, init) => {
-    const first = new Request(input, init);
-    const signal = init?.signal ?? first.signal;
-    let method = first.method.toUpperCase();
-    const headers = new Headers(first.headers);
+    const first = await requestParts(input, init);
+    const signal = first.signal;
+    let method = first.method;
+    const headers = first.headers;
     if (!headers.has('accept-encoding')) headers.set('accept-encoding', 'gzip, deflate, br');
-    let body: Buffer | undefined = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await first.arrayBuffer());
-    const redirectMode = init?.redirect ?? first.redirect;
-    let url = new URL(first.url);
+    let body = method === 'GET' || method === 'HEAD' ? undefined : first.body;
+    const redirectMode = first.redirect;
+    let url = first.url;
     for (let hop = 0; ; hop++) {
       checkUrlShape(policy, url);
       signal?.throwIfAborted();
@@ -148,6 +148,42 @@ export function createSafeFetch(policy: EgressPolicy, opts: SafeFetchOptions = {
       }
       return toResponse(res, url, hop > 0, method, signal);
     }
+  };
+}
+
+interface RequestParts {
+  url: URL;
+  method: string;
+  headers: Headers;
+  body: Buffer | undefined;
+  signal: AbortSignal | null | undefined;
+  redirect: RequestRedirect;
+}
+
+/**
+ * The request as fetch would read it. The common call (a URL string and a string body, as the LLM and MCP SDKs
+ * make it) is read directly: building a `Request` and reading its body back through a web stream cost ~0.2 ms of
+ * CPU per LLM call. Anything else goes through `Request`, which knows every form fetch accepts.
+ */
+async function requestParts(input: string | URL | Request, init: RequestInit | undefined): Promise<RequestParts> {
+  if ((typeof input === 'string' || input instanceof URL) && (init?.body === undefined || init.body === null || typeof init.body === 'string')) {
+    const headers = new Headers(init?.headers);
+    const text = init?.body ?? undefined;
+    // As fetch labels a string body it is not told the type of.
+    if (text !== undefined && !headers.has('content-type')) headers.set('content-type', 'text/plain;charset=UTF-8');
+    const method = (init?.method ?? 'GET').toUpperCase();
+    if ((method === 'GET' || method === 'HEAD') && text !== undefined) throw new TypeError('Request with GET/HEAD method cannot have body.');
+    // No body is an empty one, as Request reads it back (sent with content-length 0, not chunked).
+    return { url: new URL(input), method, headers, body: Buffer.from(text ?? ''), signal: init?.signal, redirect: init?.redirect ?? 'follow' };
+  }
+  const request = new Request(input, init);
+  return {
+    url: new URL(request.url),
+    method: request.method.toUpperCase(),
+    headers: new Headers(request.headers),
+    body: Buffer.from(await request.arrayBuffer()),
+    signal: init?.signal ?? request.signal,
+    redirect: init?.redirect ?? request.redirect,
   };
 }
 

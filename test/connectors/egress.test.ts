@@ -66,7 +66,16 @@ describe('safe fetch', () => {
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
           res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ type: req.headers['content-type'], body: Buffer.concat(chunks).toString() }));
+          res.end(
+            JSON.stringify({
+              method: req.method,
+              type: req.headers['content-type'],
+              length: req.headers['content-length'],
+              chunked: req.headers['transfer-encoding'],
+              custom: req.headers['x-custom'],
+              body: Buffer.concat(chunks).toString(),
+            }),
+          );
         });
         return;
       }
@@ -107,6 +116,29 @@ describe('safe fetch', () => {
     const manual = await safe(`http://127.0.0.1:${port}/redirect-private`, { redirect: 'manual' });
     expect(manual.status).toBe(302);
     await expect(assertAllowed(createEgressPolicy(['127.0.0.1']), `http://127.0.0.1:${port}/`)).resolves.toBeUndefined();
+  });
+
+  it('sends a URL-and-string-body call (the SDKs\' form, read without building a Request) exactly as the Request form', async () => {
+    const safe = createSafeFetch(createEgressPolicy(['127.0.0.1']));
+    const url = `http://127.0.0.1:${port}/echo`;
+    const cases: RequestInit[] = [
+      { method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json', 'x-custom': 'v' } },
+      { method: 'post', body: 'plain text', headers: [['x-custom', 'w']] },
+      { method: 'PUT', body: '' },
+      { method: 'POST' },
+      { method: 'DELETE', headers: new Headers({ 'x-custom': 'h' }) },
+    ];
+    for (const init of cases) {
+      const direct = await (await safe(url, init)).json();
+      const viaUrl = await (await safe(new URL(url), init)).json();
+      const viaRequest = await (await safe(new Request(url, init))).json();
+      expect(direct).toEqual(viaRequest);
+      expect(viaUrl).toEqual(viaRequest);
+    }
+    // What fetch itself would send: a string body without a type is text; no body is an empty one, not chunked.
+    expect(await (await safe(url, { method: 'POST', body: 'x' })).json()).toMatchObject({ type: 'text/plain;charset=UTF-8', length: '1', body: 'x' });
+    expect(await (await safe(url, { method: 'POST' })).json()).toMatchObject({ length: '0', body: '' });
+    await expect(safe(url, { method: 'GET', body: 'x' })).rejects.toBeInstanceOf(TypeError);
   });
 
   it('allows a host by name', async () => {
