@@ -245,6 +245,12 @@ describe.each(TEST_DBS)('tasks API (%s)', (kind) => {
     await t.waitTask(task.id, (x) => x.status === 'executing');
     const n = llm.requests.length;
     await llm.waitForRequests(n >= 1 ? n : 1);
+    // While it runs, its trace is readable: events are written in batches, not held until the run ends.
+    let types: string[] = [];
+    for (const until = Date.now() + 2000; Date.now() < until && !types.includes('task_updated'); await new Promise((r) => setTimeout(r, 20))) {
+      types = ((await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as TaskEvent[]).map((e) => e.type);
+    }
+    expect(types.slice(0, 2)).toEqual(['task_created', 'task_updated']);
     const stopped = await t.req('POST', `/v1/tasks/${task.id}/stop`);
     expect(stopped.statusCode).toBe(200);
     expect(stopped.json()).toMatchObject({ status: 'stopped', is_manually_stopped: true });
