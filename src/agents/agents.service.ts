@@ -235,8 +235,7 @@ export class AgentsService {
     // asks for it on every call).
     let found = this.snapshots.get(row);
     if (!found) {
-      const { config, version } = await this.pickVersion(row);
-      found = Object.freeze({ id: row.id, organization_id: row.organizationId, status: row.status, version, config: config as unknown as Record<string, unknown>, developerAccess: row.config.developer_access !== false });
+      found = Object.freeze({ ...(await this.submittable(row)), developerAccess: row.config.developer_access !== false });
       this.snapshots.set(row, found);
     }
     return found;

@@ -47,20 +47,11 @@ type Statement = ReturnType<Sqlite.Database['prepare']>;
  * with a native call (~5 us), and Kysely asks before every execution. `onRun`, when given, is called after each
  * execution.
  */
-function wrapped(statement: Statement, onRun?: () => void): Statement {
+function wrapped(statement: Statement, onRun: () => void = () => {}): Statement {
   // Kysely passes one parameters array; the variadic signature is libsql's.
   const stmt = statement as unknown as Record<'all' | 'run' | 'iterate', (...a: unknown[]) => unknown>;
-  const reader = statement.reader;
-  if (!onRun) {
-    return {
-      reader,
-      all: (...args: unknown[]) => stmt.all(...args),
-      run: (...args: unknown[]) => stmt.run(...args),
-      iterate: (...args: unknown[]) => stmt.iterate(...args),
-    } as unknown as Statement;
-  }
   return {
-    reader,
+    reader: statement.reader,
     all: (...args: unknown[]) => {
       try {
         return stmt.all(...args);

@@ -269,7 +269,8 @@ export class TaskWorker implements Startable {
     // Every event of the run is committed before or with the outcome, so task_finished is the trace's last word.
     clearTimeout(e.flushTimer);
     e.flushTimer = undefined;
-    // A flush the timer started while this waited chains one more write: wait for that one too.
+    // An event emitted after the run returned (a late callback) may start one more flush while this waits: every
+    // chained write must be done before the rest is taken.
     for (let t = e.trace; ; t = e.trace) {
       await t;
       if (t === e.trace) break;
