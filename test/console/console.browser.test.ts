@@ -83,7 +83,7 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     await eventually(() => publicUrl.inputValue()).toMatch(/\/wh_[A-Za-z0-9_-]{43}$/);
     const first = await publicUrl.inputValue();
     // Focus moved to the new URL's copy button: the next thing a keyboard user wants.
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Copy Public URL');
+    await eventually(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Copy Public URL');
     await page.getByRole('button', { name: 'Copy Public URL' }).click();
     await eventually(() => page.evaluate(() => navigator.clipboard.readText())).toBe(first);
 
@@ -284,8 +284,9 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     for (const [role, name] of [['banner', undefined], ['navigation', 'Primary'], ['main', undefined], ['search', 'Filter tasks']] as const)
       expect(await page.getByRole(role, name ? { name } : {}).count(), role).toBe(1);
     // The view's heading has focus after navigation. The skip link comes first in the tab order and moves focus
-    // to the main content without changing the page's address.
-    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    // to the main content without changing the page's address. The heading is drawn before the view's data
+    // arrives and takes focus once it has, so this waits rather than reading once.
+    await eventually(() => page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
     const firstFocusable = await page.evaluate(() => document.querySelector<HTMLElement>('a[href], button:not([hidden]), input, select')?.textContent);
     expect(firstFocusable).toBe('Skip to content');
     const address = page.url();
