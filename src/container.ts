@@ -126,7 +126,7 @@ export interface ContainerOptions {
 export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
-  const db = openDatabase({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'agentry.db') });
+  const db = openDatabase({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'agentry.db'), log });
   await migrate(db);
   const urls = new PublicUrls();
   urls.api = config.publicApiUrl ?? `http://localhost:${config.apiPort}`;
@@ -137,7 +137,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- organizations and authentication
   const orgsRepo = new OrgsRepository(db);
   const orgs = new OrgsService(orgsRepo, clock);
-  const auth = new AuthService(orgsRepo, clock, config.jwt);
+  const auth = new AuthService(orgsRepo, config.jwt);
 
   const background: Startable[] = [];
   // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs, llm_api_base) goes through this fetch:

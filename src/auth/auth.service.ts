@@ -1,7 +1,6 @@
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { AppError } from '../errors.js';
 import { constantTimeEqualHex, sha256Hex } from '../lib/secret-box.js';
-import type { Clock } from '../lib/clock.js';
 import type { OrgsRepository } from '../orgs/orgs.repository.js';
 import { keyLookup } from '../orgs/orgs.service.js';
 import type { Principal } from './principal.js';
@@ -13,17 +12,11 @@ export interface JwtSettings {
   orgClaim: string;
 }
 
-/** Successful key lookups are cached briefly: auth sits on every request's hot path. */
-const CACHE_TTL_MS = 10_000;
-const CACHE_MAX = 10_000;
-
 export class AuthService {
-  private readonly cache = new Map<string, { principal: Principal; until: number }>();
   private readonly jwks?: JWTVerifyGetKey;
 
   constructor(
     private readonly orgs: OrgsRepository,
-    private readonly clock: Clock,
     private readonly jwt?: JwtSettings,
   ) {
     if (jwt) this.jwks = createRemoteJWKSet(new URL(jwt.jwksUrl));
@@ -36,19 +29,13 @@ export class AuthService {
     throw new AppError('unauthenticated', 'API key not specified');
   }
 
+  /** The key's row is cached exactly (a revoked key is refused from the next request); its hash is checked every time. */
   async byApiKey(key: string): Promise<Principal> {
-    const lookup = keyLookup(key);
-    const hit = this.cache.get(lookup);
-    const now = this.clock.now();
-    if (hit && hit.until > now) return hit.principal;
-    const row = await this.orgs.findKeyByLookup(lookup);
+    const row = await this.orgs.findKeyByLookup(keyLookup(key));
     if (!row || row.revokedAt !== null || !constantTimeEqualHex(row.keyHash, sha256Hex(key))) {
       throw new AppError('forbidden', 'Invalid API key');
     }
-    const principal: Principal = { organizationId: row.organizationId, kind: 'api_key', subject: row.id };
-    if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(lookup, { principal, until: now + CACHE_TTL_MS });
-    return principal;
+    return { organizationId: row.organizationId, kind: 'api_key', subject: row.id };
   }
 
   private async byJwt(token: string): Promise<Principal> {

@@ -3,7 +3,9 @@ import { dirname } from 'node:path';
 import Sqlite from 'libsql';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import { withNamedStatements } from './pg-pool.js';
+import { createLogger, type Logger } from '../lib/logger.js';
+import { PgConfigWatch } from './pg-config-watch.js';
+import { withPatchedClients } from './pg-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './sqlite-handle.js';
 
@@ -16,10 +18,11 @@ export interface Db {
   /** PostgreSQL connection string, for components that need a dedicated connection (LISTEN). */
   readonly url?: string;
   /**
-   * A value that changes whenever the configuration tables (CONFIG_CHANGE in sqlite-handle.ts) may have changed:
-   * at once for this process's writes, from the next event-loop turn for another process's; undefined where that
-   * cannot be known cheaply (PostgreSQL), so callers must read through. Lets hot paths cache what every request
-   * reads (the webhook's channel and agent).
+   * A value that changes whenever the configuration tables (config-change.ts) may have changed: at once for this
+   * process's writes; for another process's, from the next event-loop turn on libsql and when its commit
+   * notification arrives on PostgreSQL (PgConfigWatch). Undefined while that cannot be known (PostgreSQL before its
+   * listening connection is up, or while it is down): callers read through. Lets hot paths cache what every
+   * request reads (an API key, the webhook's channel and agent).
    */
   configVersion(): string | undefined;
   close(): Promise<void>;
@@ -28,13 +31,23 @@ export interface Db {
 // int8 (COUNT, bigint timestamps) arrives as a string by default; every value we store fits a double.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
-export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?: number }): Db {
+export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?: number; log?: Logger }): Db {
   if (opts.url) {
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
-    return { kysely, dialect: 'postgres', url: opts.url, configVersion: () => undefined, close: () => kysely.destroy() };
+    const watch = new PgConfigWatch(opts.url, opts.log ?? createLogger('silent'));
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withPatchedClients(pool, () => watch.localChange()) }) });
+    return {
+      kysely,
+      dialect: 'postgres',
+      url: opts.url,
+      configVersion: () => watch.version(),
+      close: async () => {
+        await watch.close();
+        await kysely.destroy();
+      },
+    };
   }
   if (opts.sqlitePath !== ':memory:') mkdirSync(dirname(opts.sqlitePath), { recursive: true });
   const raw = new Sqlite(opts.sqlitePath);

@@ -10,13 +10,18 @@ export interface PgListenerOptions {
   onNotification(payload: string): void;
   /** After each (re)connect: whatever was missed while disconnected. */
   onConnected(): void;
+  /** When an established connection is lost (notifications may be missed until the next onConnected). */
+  onDisconnected?(): void;
+  /** What happens until it is listening again, for the log line (default: "polling meanwhile"). */
+  meanwhile?: string;
   /** Reconnect only while this holds (default: always, until closed). */
   wanted?(): boolean;
 }
 
 /**
  * One dedicated LISTEN connection on PostgreSQL that reconnects after a second when it is lost (or cannot be
- * opened). Notifications are hints only: their users poll as well, so the gap while reconnecting delays work at most.
+ * opened). Users must stay correct without it: task and job wake-ups poll as well, and configuration caches read
+ * through while it is down (onDisconnected).
  */
 export class PgListener {
   private client?: pg.Client;
@@ -38,18 +43,23 @@ export class PgListener {
     clearTimeout(this.reconnectTimer);
     const c = this.client;
     this.client = undefined;
+    if (c) this.o.onDisconnected?.();
     await c?.end().catch(() => {});
   }
 
   private async connect(): Promise<void> {
     const { channel, log, what } = this.o;
-    const client = new pg.Client({ connectionString: this.o.url });
+    // TCP keep-alive: a peer that vanished without a FIN is noticed, not listened to forever.
+    const client = new pg.Client({ connectionString: this.o.url, keepAlive: true });
     client.on('notification', (msg) => {
       if (msg.channel === channel) this.o.onNotification(msg.payload ?? '');
     });
     client.on('error', (err) => {
       log.warn({ err }, `${what} notification connection lost; reconnecting`);
-      if (this.client === client) this.client = undefined;
+      if (this.client === client) {
+        this.client = undefined;
+        this.o.onDisconnected?.();
+      }
       client.end().catch(() => {});
       this.scheduleReconnect();
     });
@@ -63,7 +73,7 @@ export class PgListener {
       this.client = client;
       this.o.onConnected();
     } catch (err) {
-      log.warn({ err }, `cannot listen for ${what} notifications; polling meanwhile`);
+      log.warn({ err }, `cannot listen for ${what} notifications; ${this.o.meanwhile ?? 'polling meanwhile'}`);
       client.end().catch(() => {});
       this.scheduleReconnect();
     }

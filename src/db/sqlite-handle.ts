@@ -1,12 +1,6 @@
 import { setBounded } from '../lib/bounded-map.js';
 import type Sqlite from 'libsql';
-
-/**
- * Statements that change what hot paths cache (see Db.configVersion): writes to organizations, keys, agents and
- * webhook channels, and any schema change.
- */
-const CONFIG_CHANGE =
-  /^\s*(?:(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(?:organizations|api_keys|agents|agent_versions|webhook_channels)"?[\s(]|(?:alter|drop|create)\s)/i;
+import { CONFIG_CHANGE } from './config-change.js';
 
 const STATEMENT_CACHE_MAX = 500;
 

@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.js';
+import { VersionedCache } from '../lib/versioned-cache.js';
 
 export interface Organization {
   id: string;
@@ -15,7 +16,12 @@ export interface ApiKeyRow {
 }
 
 export class OrgsRepository {
-  constructor(private readonly db: Db) {}
+  /** Lookup -> key, kept while no configuration table changed (exact: see Db.configVersion); auth is on every request. */
+  private readonly keys: VersionedCache<Readonly<ApiKeyRow>>;
+
+  constructor(private readonly db: Db) {
+    this.keys = new VersionedCache(() => db.configVersion(), 10_000);
+  }
 
   async findOrgByName(name: string): Promise<Organization | undefined> {
     const r = await this.db.kysely.selectFrom('organizations').selectAll().where('name', '=', name).executeTakeFirst();
@@ -53,8 +59,10 @@ export class OrgsRepository {
       .execute();
   }
 
-  async findKeyByLookup(lookup: string): Promise<ApiKeyRow | undefined> {
-    const r = await this.db.kysely.selectFrom('api_keys').selectAll().where('lookup', '=', lookup).executeTakeFirst();
-    return r && { id: r.id, organizationId: r.organization_id, keyHash: r.key_hash, name: r.name, revokedAt: r.revoked_at };
+  async findKeyByLookup(lookup: string): Promise<Readonly<ApiKeyRow> | undefined> {
+    return this.keys.get(lookup, async () => {
+      const r = await this.db.kysely.selectFrom('api_keys').selectAll().where('lookup', '=', lookup).executeTakeFirst();
+      return r && Object.freeze({ id: r.id, organizationId: r.organization_id, keyHash: r.key_hash, name: r.name, revokedAt: r.revoked_at });
+    });
   }
 }

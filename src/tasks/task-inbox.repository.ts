@@ -12,8 +12,16 @@ export class TaskInboxRepository {
     private readonly tasks: TasksRepository,
   ) {}
 
-  /** One multi-row insert: each entry is one bound parameter (the row as task-inbox.ts encodes it). */
+  /**
+   * One insert of every entry (the row as task-inbox.ts encodes it). PostgreSQL takes them as one array, so the
+   * statement's text is the same for any number of entries and is prepared once per connection (pg-pool.ts); entries
+   * are numbered in the order given. SQLite binds one parameter per entry.
+   */
   async append(rows: string[]): Promise<void> {
+    if (this.db.dialect === 'postgres') {
+      await sql`insert into task_inbox (row) select v.row from unnest(${rows}::text[]) with ordinality as v(row, ord) order by v.ord`.execute(this.db.kysely);
+      return;
+    }
     await this.db.kysely
       .insertInto('task_inbox')
       .values(rows.map((row) => ({ row })))

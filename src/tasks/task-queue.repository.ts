@@ -183,8 +183,10 @@ export class TaskQueueRepository {
   }
 
   /**
-   * Records the outcome, the run's thread messages and the final event in one transaction, only while the
-   * lease holds. Returns the updated row, or undefined when this worker's attempt is stale (nothing is written).
+   * Records the outcome, the run's thread messages and its trace ending with the final event, atomically, only
+   * while the lease holds. Returns the updated row, or undefined when this worker's attempt is stale (nothing is
+   * written). `claimed` is the row as this worker claimed it: on PostgreSQL it lets the whole outcome go in one
+   * statement (one round trip instead of five; see finishInOneStatement).
    */
   async finish(
     l: Lease,
@@ -193,23 +195,11 @@ export class TaskQueueRepository {
     trace: TraceEvent[],
     event: { type: string; data: (row: TaskRow) => string },
     now: number,
+    claimed?: TaskRow,
   ): Promise<TaskRow | undefined> {
+    if (this.db.dialect === 'postgres' && claimed) return this.finishInOneStatement(l, f, messages, trace, event, now, claimed);
     return this.db.kysely.transaction().execute(async (trx) => {
-      const row = await this.fenced(
-        trx.updateTable('tasks').set((eb) => ({
-          status: f.status,
-          result: f.result,
-          prompt_tokens: eb('prompt_tokens', '+', f.tokens.prompt_tokens),
-          completion_tokens: eb('completion_tokens', '+', f.tokens.completion_tokens),
-          total_tokens: eb('total_tokens', '+', f.tokens.total_tokens),
-          llm_model_provider: f.llm_model_provider,
-          llm_model_name: f.llm_model_name,
-          ...RELEASED_ON_FINISH,
-          finished_at: now,
-          updated_at: now,
-        })),
-        l,
-      )
+      const row = await this.fenced(trx.updateTable('tasks').set(outcome(f, now)), l)
         .returningAll()
         .executeTakeFirst();
       if (!row) return undefined;
@@ -221,6 +211,57 @@ export class TaskQueueRepository {
         .execute();
       return row;
     });
+  }
+
+  /**
+   * PostgreSQL: the outcome, messages and events as data-modifying CTEs of one statement (its own transaction).
+   * The final event shows the task as finished, which is known before the update: the claimed row with the outcome
+   * applied (under the fence, nothing else writes the columns a task shows). Should the row that comes back show
+   * otherwise all the same, the event is corrected from it at once.
+   */
+  private async finishInOneStatement(
+    l: Lease,
+    f: FinishFields,
+    messages: NewMessageRow[],
+    trace: TraceEvent[],
+    event: { type: string; data: (row: TaskRow) => string },
+    now: number,
+    claimed: TaskRow,
+  ): Promise<TaskRow | undefined> {
+    const k = this.db.kysely;
+    const predicted: TaskRow = {
+      ...claimed,
+      ...outcome(f, now),
+      prompt_tokens: Number(claimed.prompt_tokens) + f.tokens.prompt_tokens,
+      completion_tokens: Number(claimed.completion_tokens) + f.tokens.completion_tokens,
+      total_tokens: Number(claimed.total_tokens) + f.tokens.total_tokens,
+    };
+    const finalData = event.data(predicted);
+    const events = [...trace, { type: event.type, time: now, data: finalData }];
+    const column = <K extends keyof NewMessageRow>(name: K) => messages.map((m) => m[name] ?? null);
+    const update = this.fenced(k.updateTable('tasks').set(outcome(f, now)), l).returningAll();
+    // Rows go as arrays (unnest), so the statement's text is the same whatever their number: it is prepared once
+    // per connection (pg-pool.ts) instead of parsed and planned on every run. Messages and events are inserted from
+    // `t`: nothing is written unless the fenced update matched, and the events follow its row lock, so a task's
+    // events stay committed in sequence order.
+    const r = await sql<TaskRow & { final_seq: number }>`
+      with t as (${update}),
+      m as (insert into task_messages (organization_id, task_id, run, role, content, tool_calls, tool_call_id, created_at)
+        select t.organization_id, t.id, v.run, v.role, v.content, v.tool_calls, v.tool_call_id, v.created_at
+        from t, unnest(${column('run')}::int[], ${column('role')}::text[], ${column('content')}::text[], ${column('tool_calls')}::text[],
+          ${column('tool_call_id')}::text[], ${column('created_at')}::bigint[]) as v(run, role, content, tool_calls, tool_call_id, created_at)),
+      e as (insert into task_events (organization_id, task_id, type, time, data)
+        select t.organization_id, t.id, v.type, v.time, v.data
+        from t, unnest(${events.map((e) => e.type)}::text[], ${events.map((e) => e.time)}::bigint[], ${events.map((e) => e.data)}::text[])
+          with ordinality as v(type, time, data, ord)
+        order by v.ord returning seq)
+      select t.*, (select max(seq) from e) as final_seq from t`.execute(k);
+    const out = r.rows[0];
+    if (!out) return undefined;
+    const { final_seq: finalSeq, ...row } = out;
+    const actual = event.data(row);
+    if (actual !== finalData) await k.updateTable('task_events').set({ data: actual }).where('seq', '=', finalSeq).execute();
+    return row;
   }
 
   /** Puts the task back in the queue (retry after an error, or a worker shutting down), keeping or returning the attempt. */
@@ -270,4 +311,20 @@ export class TaskQueueRepository {
   private fenced<O>(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', O>, l: Lease): UpdateQueryBuilder<Database, 'tasks', 'tasks', O> {
     return q.where('organization_id', '=', l.organizationId).where('id', '=', l.taskId).where('fence', '=', l.fence);
   }
+}
+
+/** The columns a run's outcome sets (its tokens are added to the task's). */
+function outcome(f: FinishFields, now: number) {
+  return {
+    status: f.status,
+    result: f.result,
+    prompt_tokens: sql<number>`prompt_tokens + ${f.tokens.prompt_tokens}`,
+    completion_tokens: sql<number>`completion_tokens + ${f.tokens.completion_tokens}`,
+    total_tokens: sql<number>`total_tokens + ${f.tokens.total_tokens}`,
+    llm_model_provider: f.llm_model_provider,
+    llm_model_name: f.llm_model_name,
+    ...RELEASED_ON_FINISH,
+    finished_at: now,
+    updated_at: now,
+  };
 }

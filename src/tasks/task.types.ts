@@ -97,6 +97,12 @@ export interface TaskSubmission {
    * one snapshot per submission instead of a second read. Must be the version the submission names.
    */
   agent?: SubmittableAgent;
+  /**
+   * The caller waits for the run (a synchronous webhook or invocation, a sub-agent call, a stream): when this
+   * process's worker has a free slot, the task is committed already claimed by it and starts at once, without a
+   * claim round trip or a wake-up (TasksService.commit).
+   */
+  awaited?: boolean;
 }
 
 /** Event envelope of the stream and the trace (CONTRACT section 6). */
@@ -140,5 +146,13 @@ export interface TaskSubmitter {
    * Resolves with the task once it is final (or paused), or as it is when `timeoutMs` passes or `signal` aborts
    * (the waiting client went away).
    */
-  waitForFinal(organizationId: string, taskId: string, timeoutMs: number, signal?: AbortSignal): Promise<Task>;
+  waitForFinal(organizationId: string, taskId: string, opts: WaitOptions): Promise<Task>;
+}
+
+export interface WaitOptions {
+  timeoutMs: number;
+  /** The waiting client went away. */
+  signal?: AbortSignal;
+  /** false: the caller shows no `sub_executions` (they cost a read); left empty. */
+  subExecutions?: boolean;
 }

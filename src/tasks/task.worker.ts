@@ -10,6 +10,7 @@ import { taskStrategies, type RunnableAgent, type TaskAgentDirectory } from './t
 import type { FinishFields, Lease, TaskQueueRepository, TraceEvent } from './task-queue.repository.js';
 import { eventRow, parseTimeMs, presentMessage, presentTask } from './task.presenter.js';
 import type { TaskInbox } from './task-inbox.js';
+import type { LocalSlots, SlotReservation } from './local-slots.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import type { TaskEvent } from './task.types.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
@@ -65,9 +66,11 @@ interface Execution {
  * configured concurrency, heart-beats, and records what comes back. A task whose worker died is claimed again
  * once its lease runs out; a stopped or reclaimed task's old worker aborts and all of its writes are refused.
  */
-export class TaskWorker implements Startable {
+export class TaskWorker implements Startable, LocalSlots {
   readonly owner = `${hostname()}:${process.pid}:${randomToken(6)}`;
   private readonly running = new Map<string, Execution>();
+  /** Slots held for awaited submissions being committed (see reserve). */
+  private reserved = 0;
   private readonly claimWaker = new Waker();
   private readonly controlWaker = new Waker();
   private active = false;
@@ -129,7 +132,7 @@ export class TaskWorker implements Startable {
           this.inboxPending = false;
           await this.d.inbox.settle();
         }
-        while (this.active && this.running.size < this.d.concurrency) {
+        while (this.active && this.running.size + this.reserved < this.d.concurrency) {
           const now = this.d.clock.now();
           const kind = await this.d.queue.nextClaimable(now, recover);
           const row =
@@ -196,6 +199,57 @@ export class TaskWorker implements Startable {
     for (const row of ended) {
       await this.d.tasks.appendEvent(undefined, eventRow(row, 'task_finished', now, presentTask(row)));
       this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
+    }
+  }
+
+  /** LocalSlots: an awaited submission is committed already claimed by this worker and run at once. */
+  reserve(): SlotReservation | undefined {
+    if (!this.active || this.running.size + this.reserved >= this.d.concurrency) return undefined;
+    this.reserved++;
+    let held = true;
+    const free = () => {
+      if (held) this.reserved--;
+      held = false;
+    };
+    return {
+      // Exactly what claimPending sets on a new task (fence and attempts from 0 to 1).
+      claim: (now) => ({
+        status: 'executing',
+        lease_owner: this.owner,
+        lease_expires_at: now + this.d.leaseMs,
+        heartbeat_at: now,
+        fence: 1,
+        execution_attempts: 1,
+        started_at: now,
+      }),
+      run: (row) => {
+        free();
+        if (this.active) this.launch(row);
+        else void this.handBack(row);
+      },
+      release: () => {
+        free();
+        this.claimWaker.wake();
+      },
+    };
+  }
+
+  /** LocalSlots: a run that has not begun recording its outcome (record publishes it, with the row). */
+  runningHere(organizationId: string, taskId: string): boolean {
+    const e = this.running.get(key(organizationId, taskId));
+    return !!e && !e.settling && !e.abort.signal.aborted;
+  }
+
+  /** A task committed as this worker's after it began to stop: back to the queue at once, the attempt refunded. */
+  private async handBack(row: TaskRow): Promise<void> {
+    const now = this.d.clock.now();
+    try {
+      if (await this.d.queue.requeue({ organizationId: row.organization_id, taskId: row.id, fence: Number(row.fence) }, now, now, { refundAttempt: true })) {
+        this.d.signals.publish({ kind: 'queued' });
+      }
+    } catch (err) {
+      // Its lease runs out and another worker claims it.
+      this.d.log.warn({ err, task_id: row.id }, 'could not hand a task back to the queue on shutdown');
     }
   }
 
@@ -307,7 +361,7 @@ export class TaskWorker implements Startable {
       tool_call_id: m.tool_call_id ?? null,
       created_at: parseTimeMs(m.created_at, now),
     }));
-    const done = await this.d.queue.finish(e.lease, fields, messages, trace, { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) }, now);
+    const done = await this.d.queue.finish(e.lease, fields, messages, trace, { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) }, now, row);
     if (!done) this.d.log.warn({ task_id: row.id }, 'task outcome discarded: the task was stopped or taken over');
     this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true, row: done });
   }

@@ -34,7 +34,6 @@ export function createTasksModule(d: {
   const signals = new TaskSignals(d.log, d.db.dialect === 'postgres' ? (ch, payloads) => queue.notify(ch, payloads) : undefined, d.db.dialect === 'postgres' ? d.db.url : undefined);
   // Entries moved into `tasks` by an API read are claimable: wake the workers (in other processes too).
   const inbox = new TaskInbox(new TaskInboxRepository(d.db, repo), () => signals.publish({ kind: 'queued' }));
-  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox);
   const worker = new TaskWorker({
     queue,
     inbox,
@@ -48,5 +47,7 @@ export function createTasksModule(d: {
     concurrency: d.config.worker.concurrency,
     leaseMs: d.config.worker.leaseMs,
   });
+  // The worker takes awaited submissions straight from the service while it runs (a worker role in this process).
+  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker);
   return { tasks, worker, signals };
 }

@@ -11,9 +11,10 @@ import type { ThreadMessage } from '../runtime/task-runner.js';
 import { taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from './task-agents.js';
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
 import type { TaskInbox } from './task-inbox.js';
+import type { LocalSlots } from './local-slots.js';
 import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
 import { TaskSignals, Waker } from './task-signals.js';
-import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus } from './task.types.js';
+import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
 import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
 
 const DAY_MS = 86_400_000;
@@ -50,6 +51,7 @@ export class TasksService implements TaskSubmitter {
     private readonly secretBox: SecretBox,
     private readonly clock: Clock,
     private readonly inbox: TaskInbox,
+    private readonly localSlots?: LocalSlots,
   ) {}
 
   async submit(s: TaskSubmission): Promise<Task> {
@@ -85,8 +87,19 @@ export class TasksService implements TaskSubmitter {
     if (s.taskId === undefined && strategies.maxRunsPerDay === undefined) {
       const row = newTaskRow(s, newId(), fields, now);
       const task = presentTask(row);
-      const seq = await this.intake.add({ task: row, event: eventRow(row, 'task_created', now, task) });
-      this.published(s.organizationId, row.id, true);
+      // The trace and the caller see the task as created (pending) either way; the worker's first event says it runs.
+      const slot = s.awaited ? this.localSlots?.reserve() : undefined;
+      // Spread, not assign: the copy keeps the row's fast shape (the claim only overwrites existing columns).
+      const stored = slot ? { ...row, ...slot.claim(now) } : row;
+      let seq: number;
+      try {
+        seq = await this.intake.add({ task: stored, event: eventRow(row, 'task_created', now, task) });
+      } catch (err) {
+        slot?.release();
+        throw err;
+      }
+      if (slot) slot.run(stored);
+      else this.published(s.organizationId, row.id, true);
       return { task, cursor: seq - 1 };
     }
 
@@ -157,18 +170,27 @@ export class TasksService implements TaskSubmitter {
     return { agent, strategies, fields, now };
   }
 
-  async waitForFinal(organizationId: string, taskId: string, timeoutMs: number, signal?: AbortSignal): Promise<Task> {
+  async waitForFinal(organizationId: string, taskId: string, { timeoutMs, signal, subExecutions = true }: WaitOptions): Promise<Task> {
     const deadline = performance.now() + timeoutMs;
     return this.watch(organizationId, taskId, async (waker, committed) => {
       const onAbort = () => waker.wake();
       signal?.addEventListener('abort', onAbort);
       try {
-        for (;;) {
+        for (let first = true; ; first = false) {
+          const carried = committed();
+          // A run of this process's worker signals its outcome here, with the row: wait for that rather than read the
+          // task first (the poll below still reads, should the signal not come).
+          if (!carried && first && this.localSlots?.runningHere(organizationId, taskId)) {
+            await waker.sleep(Math.min(this.pollMs, deadline - performance.now()));
+            continue;
+          }
           // The row a signal brought is as its writer committed it: no need to read it again.
-          const row = committed() ?? (await this.repo.find(organizationId, taskId));
+          const row = carried ?? (await this.repo.find(organizationId, taskId));
           if (!row) throw AppError.notFound('Task');
           const left = deadline - performance.now();
-          if (FINAL_STATUSES.has(row.status as TaskStatus) || row.status === 'paused' || left <= 0 || signal?.aborted) return this.present(row);
+          if (FINAL_STATUSES.has(row.status as TaskStatus) || row.status === 'paused' || left <= 0 || signal?.aborted) {
+            return subExecutions ? this.present(row) : presentTask(row);
+          }
           await waker.sleep(Math.min(this.pollMs, left));
         }
       } finally {

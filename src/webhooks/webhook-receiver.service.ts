@@ -77,6 +77,7 @@ export class WebhookReceiver {
       additionalContext: params.context ? JSON.stringify(params.context) : null,
       userTokens: params.userTokens,
       disableAttachmentInjection: params.disableAttachmentInjection,
+      awaited: !params.asynchronous,
     };
     let task: Task | undefined;
     try {
@@ -88,7 +89,8 @@ export class WebhookReceiver {
       throw e;
     }
     if (!task) return { kind: 'started' };
-    const final = await this.tasks.waitForFinal(organizationId, task.id, this.syncTimeoutMs);
+    // The synchronous answer (spec 2.7) shows no sub-executions.
+    const final = await this.tasks.waitForFinal(organizationId, task.id, { timeoutMs: this.syncTimeoutMs, subExecutions: false });
     return { kind: 'result', value: present(final, params) };
   }
 

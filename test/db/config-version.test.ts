@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { VersionedCache } from '../../src/lib/versioned-cache.js';
+import { createPgDatabase } from '../support/databases.js';
 
 /**
  * The webhook hot path caches its channel and agent reads by Db.configVersion; these tests pin down that the
@@ -28,10 +29,6 @@ describe('configVersion (libsql)', () => {
     open.push(b);
     return [a, b];
   }
-  const agentRow = (id: string) => ({
-    id, organization_id: 'org', name: id, unique_name: id, status: 'ACTIVE', current_version: 1, config: '{}', draft: null,
-    created_by: null, created_at: 1, updated_at: 1, deleted_at: null,
-  });
 
   it("moves on this connection's writes to configuration tables, not on task writes", async () => {
     const [a] = await two();
@@ -74,15 +71,120 @@ describe('configVersion (libsql)', () => {
   });
 });
 
+const agentRow = (id: string) => ({
+  id, organization_id: 'org', name: id, unique_name: id, status: 'ACTIVE', current_version: 1, config: '{}', draft: null,
+  created_by: null, created_at: 1, updated_at: 1, deleted_at: null,
+});
+
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('configVersion (PostgreSQL)', () => {
-  it('is unknown, so caches read through', () => {
-    const db = openDatabase({ url: 'postgres://postgres@127.0.0.1:5432/test', sqlitePath: ':memory:' });
-    expect(db.configVersion()).toBeUndefined();
-    return db.close();
+  const open: Db[] = [];
+  let database: { url: string; drop(): Promise<void> } | undefined;
+  afterEach(async () => {
+    for (const db of open.splice(0)) await db.close();
+    await database?.drop();
+    database = undefined;
+  });
+  async function two(): Promise<[Db, Db]> {
+    database = await createPgDatabase();
+    const a = openDatabase({ url: database.url, sqlitePath: ':memory:' });
+    const b = openDatabase({ url: database.url, sqlitePath: ':memory:' });
+    open.push(a, b);
+    await migrate(a);
+    await a.kysely.insertInto('organizations').values({ id: 'org', name: 'org', created_at: 1 }).execute();
+    await Promise.all([listening(a), listening(b)]);
+    return [a, b];
+  }
+  /** The version is unknown until the process listens for changes; asking starts listening. */
+  const listening = (db: Db) => until(() => db.configVersion() !== undefined);
+
+  it('is unknown until this process listens for changes, so caches read through meanwhile', async () => {
+    database = await createPgDatabase();
+    const a = openDatabase({ url: database.url, sqlitePath: ':memory:' });
+    open.push(a);
+    expect(a.configVersion()).toBeUndefined();
+    await listening(a);
+  });
+
+  it("moves at once on this process's writes to configuration tables, not on task writes", async () => {
+    const [a] = await two();
+    const v0 = a.configVersion();
+    await sql`insert into task_runs (organization_id, task_id, run, agent_id, created_at) values ('org', 't', 1, 'a', 1)`.execute(a.kysely);
+    await sleep(50);
+    expect(a.configVersion()).toBe(v0);
+    await a.kysely.insertInto('agents').values(agentRow('a1')).execute();
+    const v1 = a.configVersion();
+    expect(v1).not.toBe(v0);
+    await a.kysely.updateTable('api_keys').set({ revoked_at: 1 }).where('id', '=', 'nothing').execute();
+    expect(a.configVersion()).not.toBe(v1);
+  });
+
+  it('moves when another process commits a change, once its notification arrives, and not for a rolled-back one', async () => {
+    const [a, b] = await two();
+    const v0 = a.configVersion();
+    await b.kysely
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('agents').values(agentRow('r1')).execute();
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    await sleep(100);
+    expect(a.configVersion()).toBe(v0);
+    await b.kysely.insertInto('agents').values(agentRow('b1')).execute();
+    await until(() => a.configVersion() !== v0);
+  });
+
+  it("never keeps a value read while this process's change was uncommitted", async () => {
+    const [a] = await two();
+    const { AgentsRepository } = await import('../../src/agents/agents.repository.js');
+    const repo = new AgentsRepository(a);
+    await a.kysely.insertInto('agents').values(agentRow('c1')).execute();
+    expect((await repo.findShared('org', 'c1'))?.status).toBe('ACTIVE');
+    await a.kysely.transaction().execute(async (trx) => {
+      await trx.updateTable('agents').set({ status: 'INACTIVE' }).where('id', '=', 'c1').execute();
+      // Another request of this process reads (and caches) the committed value while the change is in flight.
+      expect((await repo.findShared('org', 'c1'))?.status).toBe('ACTIVE');
+    });
+    expect((await repo.findShared('org', 'c1'))?.status).toBe('INACTIVE');
+  });
+
+  it('serves a cached agent until another process changes it', async () => {
+    const [a, b] = await two();
+    const { AgentsRepository } = await import('../../src/agents/agents.repository.js');
+    const repo = new AgentsRepository(a);
+    await b.kysely.insertInto('agents').values(agentRow('d1')).execute();
+    await until(async () => (await repo.findShared('org', 'd1')) !== undefined);
+    const first = await repo.findShared('org', 'd1');
+    expect(await repo.findShared('org', 'd1')).toBe(first);
+    await b.kysely.updateTable('agents').set({ status: 'INACTIVE' }).where('id', '=', 'd1').execute();
+    await until(async () => (await repo.findShared('org', 'd1'))?.status === 'INACTIVE');
+  });
+
+  it('is unknown while the listening connection is down, and trusts nothing cached before the gap', async () => {
+    const [a, b] = await two();
+    const v0 = a.configVersion();
+    // Cut every listening connection to this database (the pools' connections are idle and reconnect on use).
+    await b.kysely.executeQuery(
+      sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`.compile(b.kysely),
+    );
+    await until(() => a.configVersion() === undefined);
+    // A change made while nobody listens is never announced to a, so a must not come back with its old version.
+    await b.kysely.insertInto('agents').values(agentRow('e1')).execute();
+    await until(() => a.configVersion() !== undefined, 5000);
+    expect(a.configVersion()).not.toBe(v0);
   });
 });
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await sleep(10);
+  }
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('VersionedCache', () => {
   it('reads through without a version, caches per version, never caches a miss', async () => {

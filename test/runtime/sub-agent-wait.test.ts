@@ -29,7 +29,7 @@ describe('sub-agent wait', () => {
       async accept() {
         throw new Error('a sub-agent is always submitted, never accepted');
       },
-      async waitForFinal(_org, id, timeoutMs): Promise<Task> {
+      async waitForFinal(_org, id, { timeoutMs }): Promise<Task> {
         await new Promise((r) => setTimeout(r, timeoutMs));
         return makeTask({ id, status: 'pending' });
       },

@@ -1,5 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TaskQueueRepository } from '../../src/tasks/task-queue.repository.js';
+import { presentTask } from '../../src/tasks/task.presenter.js';
+import { TasksRepository } from '../../src/tasks/tasks.repository.js';
 import type { Task, TaskEvent } from '../../src/tasks/task.types.js';
 import { TEST_DBS } from '../support/harness.js';
 import { aborted, createTasksApp, ScriptedRunner, type TasksApp } from './tasks-harness.js';
@@ -97,6 +99,86 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     release();
     for (const task of tasks) await t.waitTask(task.id, (x) => x.status === 'completed');
     expect(peak).toBe(2);
+  });
+
+  it('starts an awaited submission at once in a free local slot, with the trace a claimed task has', async () => {
+    let release!: () => void;
+    let gate = new Promise<void>((r) => (release = r));
+    runner.handler = async () => {
+      await gate;
+      return { result: 'ran' };
+    };
+    const plain = await t.createAgent(LLM);
+    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'awaited', awaited: true });
+    // Committed already claimed by this process's worker: no claim, no wake-up.
+    expect(await rowOf(t, task.id)).toMatchObject({ status: 'executing', lease_owner: t.c.taskWorker.owner, execution_attempts: 1, fence: 1 });
+    expect(task.status).toBe('pending');
+    release();
+    await t.waitTask(task.id, (x) => x.status === 'completed');
+    const events = (await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as TaskEvent[];
+    expect(events.map((e) => [e.type, e.data.status])).toEqual([
+      ['task_created', 'pending'],
+      ['task_updated', 'executing'],
+      ['task_finished', 'completed'],
+    ]);
+
+    // Without a free slot the task is committed pending and claimed the usual way once one frees.
+    gate = new Promise<void>((r) => (release = r));
+    const busy = [await invokeAsync(plain, 'b1'), await invokeAsync(plain, 'b2')];
+    for (const b of busy) await t.waitTask(b.id, (x) => x.status === 'executing');
+    const queued = await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'no slot', awaited: true });
+    expect(await rowOf(t, queued.id)).toMatchObject({ status: 'pending', lease_owner: null, execution_attempts: 0 });
+    release();
+    for (const x of [...busy, queued]) await t.waitTask(x.id, (y) => y.status === 'completed');
+  });
+
+  it("waits for the outcome of a run in this process's worker without reading the task", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    runner.handler = async () => {
+      await gate;
+      return { result: 'signalled' };
+    };
+    const plain = await t.createAgent(LLM);
+    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'wait here', awaited: true });
+    const find = vi.spyOn(TasksRepository.prototype, 'find');
+    try {
+      const waiting = t.c.tasks.waitForFinal(t.orgA, task.id, { timeoutMs: 10_000 });
+      await new Promise((r) => setTimeout(r, 50));
+      release();
+      expect(await waiting).toMatchObject({ id: task.id, status: 'completed', result: 'signalled' });
+      expect(find.mock.calls.filter(([, id]) => id === task.id)).toHaveLength(0);
+      // A task not running here is read.
+      expect((await t.c.tasks.waitForFinal(t.orgA, task.id, { timeoutMs: 1000 })).status).toBe('completed');
+      expect(find.mock.calls.filter(([, id]) => id === task.id)).toHaveLength(1);
+    } finally {
+      find.mockRestore();
+    }
+  });
+
+  it('hands a task committed for a slot back to the queue when the worker stopped meanwhile', async () => {
+    runner.handler = async () => ({ result: 'ran after all' });
+    const plain = await t.createAgent(LLM);
+    const slot = t.c.taskWorker.reserve();
+    expect(slot).toBeDefined();
+    await t.c.taskWorker.stop();
+    let taskId: string | undefined;
+    try {
+      // The task as the submission committed it: claimed by this worker.
+      const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'late' });
+      taskId = task.id;
+      const claimed = (await new TaskQueueRepository(t.c.db).claimPending(t.c.taskWorker.owner, Date.now(), 60_000))!;
+      expect(claimed.id).toBe(task.id);
+      slot!.run(claimed);
+      await waitForAsync(async () => (await rowOf(t, task.id)).status === 'pending');
+      expect(await rowOf(t, task.id)).toMatchObject({ lease_owner: null, execution_attempts: 0 });
+      // A stopped worker has no slot to give.
+      expect(t.c.taskWorker.reserve()).toBeUndefined();
+    } finally {
+      await t.c.taskWorker.start();
+    }
+    // Handed back, it runs once a worker is there again (and is done before the next test sets its runner).
+    expect(await t.waitTask(taskId!, (x) => x.status === 'completed')).toMatchObject({ result: 'ran after all', execution_attempts: 1 });
   });
 
   it('retries an error outcome under the retry strategy, then completes', async () => {
@@ -199,6 +281,31 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
     expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'stopped', result: null });
   });
 
+  it('records the outcome, the messages and the whole trace together; the last event shows the task as committed', async () => {
+    const agentId = await t.createAgent(LLM);
+    const show = { type: 'task_finished', data: (r: Parameters<typeof presentTask>[0]) => JSON.stringify(presentTask(r)) };
+    const tokens = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
+    const message = (taskId: string) => ({ organization_id: t.orgA, task_id: taskId, run: 1, role: 'assistant', content: 'hello', tool_calls: null, tool_call_id: null, created_at: 1 });
+    for (const changedUnderFence of [false, true]) {
+      const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: `finish ${changedUnderFence}` });
+      const claimed = (await queue.claimPending('worker-f', Date.now(), 60_000))!;
+      // A column the task shows, changed after the claim without moving the fence: the event must still be exact.
+      if (changedUnderFence) await t.c.db.kysely.updateTable('tasks').set({ title: 'renamed' }).where('id', '=', task.id).execute();
+      const now = Date.now();
+      const trace = [
+        { type: 'chunk', time: now - 2, data: '{"text":"a"}' },
+        { type: 'chunk', time: now - 1, data: '{"text":"b"}' },
+      ];
+      const row = (await queue.finish(lease(claimed), { ...outcome, tokens }, [message(task.id)], trace, show, now, claimed))!;
+      expect(row).toMatchObject({ status: 'completed', result: 'x', prompt_tokens: 3, total_tokens: 5, lease_owner: null, title: changedUnderFence ? 'renamed' : 'finish false' });
+      const events = (await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as TaskEvent[];
+      expect(events.map((e) => e.type)).toEqual(['task_created', 'chunk', 'chunk', 'task_finished']);
+      const shown = (await t.req('GET', `/v1/tasks/${task.id}`)).json();
+      expect(events[3]!.data).toEqual({ ...shown, sub_executions: [] });
+      expect((await queue.history(t.orgA, task.id, 2)).map((m) => m.content)).toEqual(['hello']);
+    }
+  });
+
   it('claims a dead worker’s task again after its lease, and ends it error when attempts run out', async () => {
     const agentId = await t.createAgent(LLM);
     const limited = await t.createAgent({ ...LLM, task_level_strategies: { retry_strategy: { enabled: true, max_retries: 0 } } });
@@ -234,7 +341,7 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
     await t.c.taskWorker.stop();
     expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'pending', execution_attempts: 0 });
     // waitForFinal answers with the task as it is when the time is up.
-    expect((await t.c.tasks.waitForFinal(t.orgA, task.id, 300)).status).toBe('pending');
+    expect((await t.c.tasks.waitForFinal(t.orgA, task.id, { timeoutMs: 300 })).status).toBe('pending');
     await t.req('POST', `/v1/tasks/${task.id}/stop`);
   });
 });
@@ -247,6 +354,18 @@ async function sealedTokens(t: TasksApp, id: string): Promise<string | null> {
 async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function rowOf(t: TasksApp, id: string) {
+  return t.c.db.kysely.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+async function waitForAsync(cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
     if (Date.now() > end) throw new Error('condition not reached');
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -83,6 +83,16 @@ describe.each(TEST_DBS)('task inbox (%s)', (kind) => {
     expect(await count(t.c, 'task_inbox')).toBe(0);
   });
 
+  it('numbers the entries of one append in the order given', async () => {
+    const { TaskInboxRepository } = await import('../../src/tasks/task-inbox.repository.js');
+    const repo = new TaskInboxRepository(t.c.db, undefined as never);
+    const rows = ['{"n":"c"}', '{"n":"a"}', '{"n":"b"}'];
+    await repo.append(rows);
+    const stored = await t.c.db.kysely.selectFrom('task_inbox').select('row').orderBy('seq', 'desc').limit(3).execute();
+    expect(stored.map((r) => r.row).reverse()).toEqual(rows);
+    await t.c.db.kysely.deleteFrom('task_inbox').where('row', 'in', rows).execute();
+  });
+
   it('moves every entry exactly once when two processes read at the same time', async () => {
     const agent = (await t.req('POST', '/v1/agents', { name: `Inbox agent ${++agents}`, ...openaiAgentFields('http://127.0.0.1:9/v1') })).json().id;
     const path = new URL((await t.req('POST', `/v1/agents/${agent}/webhook`)).json().url).pathname;

@@ -10,6 +10,7 @@ import { knowledge0007 } from './0007_knowledge.js';
 import { mcpUserTokens0008 } from './0008_mcp_user_tokens.js';
 import { partialTaskIndexes0009 } from './0009_partial_task_indexes.js';
 import { taskInbox0010 } from './0010_task_inbox.js';
+import { configNotify0011 } from './0011_config_notify.js';
 
 /**
  * Forward-only migrations, applied in order on start. Never edit one that has shipped:
@@ -20,4 +21,4 @@ export interface MigrationDef {
   up(db: Kysely<any>, dialect: DialectName): Promise<void>;
 }
 
-export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009, taskInbox0010];
+export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009, taskInbox0010, configNotify0011];

@@ -10,11 +10,11 @@ export function invokeRoutes(router: Router, c: Container): void {
   const spec = { body: InvokeBody, query: InvokeQuery, params: AgentIdParams, tags: ['tasks'] };
 
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result', ...spec }, async ({ principal, body, query, params, reply }) => {
-    const task = await c.tasks.submit(submission(principal, params.agent_id, body, query.version));
+    const task = await c.tasks.submit({ ...submission(principal, params.agent_id, body, query.version), awaited: true });
     // A caller that hung up stops the wait (not the task, which is committed and runs on).
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
-    return c.tasks.waitForFinal(principal.organizationId, task.id, c.config.syncTimeoutMs, gone.signal);
+    return c.tasks.waitForFinal(principal.organizationId, task.id, { timeoutMs: c.config.syncTimeoutMs, signal: gone.signal });
   });
 
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, ({ principal, body, query, params }) =>
@@ -24,7 +24,7 @@ export function invokeRoutes(router: Router, c: Container): void {
   router.route(
     { method: 'POST', url: '/v1/agents/:agent_id/invoke/stream', summary: 'Invoke an agent; streams the run as Server-Sent Events', ...spec },
     async ({ principal, body, query, params, request, reply }) => {
-      const { task, cursor } = await c.tasks.enqueue(submission(principal, params.agent_id, body, query.version));
+      const { task, cursor } = await c.tasks.enqueue({ ...submission(principal, params.agent_id, body, query.version), awaited: true });
       return sendEventStream(request, reply, (signal) => c.tasks.follow(principal.organizationId, task.id, cursor, signal));
     },
   );

@@ -80,6 +80,7 @@ export class AgentToolProvider implements RuntimeToolProvider {
       userTokens: ctx.userTokens,
       // The child acts for the same person: its trace shows the user, and their stored MCP tokens apply.
       user: ctx.userId ? { id: ctx.userId } : null,
+      awaited: true,
     });
     await ctx.emit('sub_agent_trigger', { agent_id: agentId, task_id: child.id, tool_call_id: ctx.toolCallId ?? null, input: args.input });
     let done: Task;
@@ -111,7 +112,7 @@ export class AgentToolProvider implements RuntimeToolProvider {
       // waitForFinal answers at once for a paused task: pace those checks instead of spinning.
       if (task.status === 'paused') await raceAbort(new Promise((r) => setTimeout(r, Math.min(slice, 1000))), signal);
       const wait = Math.max(1, Math.min(slice, deadline - Date.now()));
-      task = await raceAbort(submitter.waitForFinal(child.organization_id, child.id, wait), signal);
+      task = await raceAbort(submitter.waitForFinal(child.organization_id, child.id, { timeoutMs: wait }), signal);
     }
     return task;
   }

@@ -1,0 +1,55 @@
+import type { Logger } from '../lib/logger.js';
+import { CONFIG_CHANNEL } from './config-change.js';
+import { PgListener } from './pg-listener.js';
+
+/**
+ * Db.configVersion on PostgreSQL. The configuration tables notify CONFIG_CHANNEL on commit (migration 0011); this
+ * process listens on one dedicated connection, opened on the first ask, and counts:
+ * - notifications: any process's committed change, seen as soon as the notification arrives (well under a
+ *   millisecond on one host; a change committed elsewhere can be served stale for that long);
+ * - this process's own changes, counted by the pool when the statement runs and again when its transaction ends
+ *   (`localChange`), so the process reads its own writes at once;
+ * - connections: while the listener is down nothing is known (undefined: callers read through), and each new
+ *   connection starts a new generation, so nothing cached before a gap is trusted after it.
+ */
+export class PgConfigWatch {
+  private readonly listener: PgListener;
+  private live = false;
+  private generation = 0;
+  private notified = 0;
+  private local = 0;
+
+  constructor(url: string, log: Logger) {
+    this.listener = new PgListener({
+      url,
+      channel: CONFIG_CHANNEL,
+      log,
+      what: 'configuration change',
+      meanwhile: 'cached configuration is read from the database meanwhile',
+      onNotification: () => this.notified++,
+      onConnected: () => {
+        this.generation++;
+        this.live = true;
+      },
+      onDisconnected: () => {
+        this.live = false;
+      },
+    });
+  }
+
+  version(): string | undefined {
+    if (!this.live) {
+      void this.listener.start();
+      return undefined;
+    }
+    return `${this.generation}:${this.notified}:${this.local}`;
+  }
+
+  localChange(): void {
+    this.local++;
+  }
+
+  close(): Promise<void> {
+    return this.listener.close();
+  }
+}
