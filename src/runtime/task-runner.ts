@@ -27,7 +27,11 @@ export interface RunRequest {
   extras: Pick<TaskSubmission, 'userTokens' | 'disableAttachmentInjection' | 'instructionsOverride' | 'expectedOutput'>;
   /** Aborted when the task is stopped or the worker loses its lease. */
   signal: AbortSignal;
-  /** Appends an event to the trace (and to live subscribers). The runner emits llm_call, tool_call_*, chunk, ... */
+  /**
+   * Appends an event to the trace (and to live subscribers). The runner emits llm_call, tool_call_*, chunk, ...
+   * Resolves once the task is committed (not the event: the trace is written in batches); rejects if it never will
+   * be. The runner awaits it before any side effect (a tool call emits tool_call_request first).
+   */
   emit(type: TaskEvent['type'], data: Record<string, unknown>): Promise<void>;
   /** Supervised agents: resolves true when a person approves the mutating call, false when rejected. */
   requestApproval(request: { tool: string; arguments: Record<string, unknown> }): Promise<boolean>;

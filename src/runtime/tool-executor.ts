@@ -61,6 +61,8 @@ export class ToolExecutor {
     const { req, now } = this.deps;
     const tool = this.byName.get(call.toolName);
     const payload = call.input;
+    // Awaited, and before the call: `emit` resolves only once the task is committed (a run may start beside its
+    // submission's commit, see src/tasks/local-slots.ts), so no tool acts for a task that might not exist.
     await req.emit('tool_call_request', {
       tool_call_id: call.toolCallId,
       tool_name: call.toolName,

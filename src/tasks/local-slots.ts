@@ -5,6 +5,12 @@ import type { TaskRow } from './tasks.repository.js';
  * already claimed by a free local slot and handed straight to it: no claim statement, no wake-up hop. Without a free
  * slot (or without a worker role here) the task is committed pending and claimed the usual way.
  *
+ * The run starts while the task's commit is still on its way (on PostgreSQL a round trip, about a millisecond here):
+ * the model's first call overlaps it. Nothing else of the run goes ahead of the commit: its trace writes, its
+ * outcome and, above all, its tool calls (each is announced by an event the runner awaits, and the run's `emit`
+ * resolves only once the task is committed). Should the commit fail, the run is aborted before any of that, and
+ * the model call it had begun is all it did.
+ *
  * The claimed row is as durable as any claim: should this process die before or during the run, the lease runs out
  * and another worker claims the task again.
  */
@@ -23,8 +29,10 @@ export type ClaimColumns = Pick<TaskRow, 'status' | 'lease_owner' | 'lease_expir
 export interface SlotReservation {
   /** The columns a claim of a new task at `now` sets (TaskQueueRepository.claim), to commit the task with. */
   claim(now: number): ClaimColumns;
-  /** The task is committed as claimed: run it (or, if the worker stopped meanwhile, hand it back to the queue). */
-  run(row: TaskRow): void;
-  /** The commit failed: free the slot. */
-  release(): void;
+  /**
+   * Runs the task as committed with `claim`'s columns, starting now; `committed` settles with the commit: true once
+   * it returned, false if it failed (the run is then aborted and the slot freed). A worker that stopped meanwhile
+   * runs nothing and hands the task back to the queue once it is committed.
+   */
+  start(row: TaskRow, committed: Promise<boolean>): void;
 }

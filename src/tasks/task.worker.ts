@@ -38,10 +38,17 @@ const CONTROL_MS = 250;
 const TRACE_FLUSH_MS = 25;
 /** How long shutdown waits for aborted runs to hand their tasks back. */
 const SHUTDOWN_GRACE_MS = 5000;
+const ABORT_MESSAGES: Record<AbortReason, string> = {
+  lost: 'The task was stopped or taken over',
+  shutdown: 'The worker is shutting down',
+  unrecorded: 'The task could not be recorded',
+};
+
 /** A run that ignores its abort signal (a tool stuck in a call) is given up after this, so its slot frees. */
 const ABORT_GRACE_MS = 2000;
 
-type AbortReason = 'lost' | 'shutdown';
+/** `unrecorded`: the run started beside its submission's commit (LocalSlots), and the commit failed. */
+type AbortReason = 'lost' | 'shutdown' | 'unrecorded';
 
 interface Execution {
   lease: Lease;
@@ -56,7 +63,15 @@ interface Execution {
   /** Whether a buffered event changed the status (its signal must say so). */
   bufferedStatusChange: boolean;
   flushTimer?: NodeJS.Timeout;
-  /** The trace writes so far, chained in order. */
+  /**
+   * Settles once the task is committed: at once for a claimed task, with the submission's commit for one started
+   * beside it (LocalSlots); rejects with the abort reason if that commit failed. The run's `emit` returns it, and
+   * the trace writes and the outcome are chained after it.
+   */
+  recorded: Promise<void>;
+  /** The submission's commit has not returned yet: the task is not in the database, so no control check applies. */
+  unrecorded: boolean;
+  /** The trace writes so far, chained in order (after `recorded`). */
   trace: Promise<void>;
   done: Promise<void>;
 }
@@ -171,7 +186,7 @@ export class TaskWorker implements Startable, LocalSlots {
     const owned = new Map((await this.d.queue.owned(this.owner)).map((r) => [key(r.organization_id, r.id), r]));
     const now = this.d.clock.now();
     for (const [k, e] of checked) {
-      if (e.abort.signal.aborted || e.settling) continue;
+      if (e.abort.signal.aborted || e.settling || e.unrecorded) continue;
       const row = owned.get(k);
       if (!row || Number(row.fence) !== e.lease.fence || !['executing', 'paused'].includes(row.status)) {
         this.abort(e, 'lost');
@@ -222,14 +237,10 @@ export class TaskWorker implements Startable, LocalSlots {
         execution_attempts: 1,
         started_at: now,
       }),
-      run: (row) => {
+      start: (row, committed) => {
         free();
-        if (this.active) this.launch(row);
-        else void this.handBack(row);
-      },
-      release: () => {
-        free();
-        this.claimWaker.wake();
+        if (this.active) return this.launch(row, committed);
+        void committed.then((ok) => (ok ? this.handBack(row) : undefined));
       },
     };
   }
@@ -253,9 +264,24 @@ export class TaskWorker implements Startable, LocalSlots {
     }
   }
 
-  private launch(row: TaskRow): void {
+  /** Runs a claimed task; `committed` when it was started beside its submission's commit (see reserve). */
+  private launch(row: TaskRow, committed?: Promise<boolean>): void {
     const lease: Lease = { organizationId: row.organization_id, taskId: row.id, fence: Number(row.fence) };
-    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now(), settling: false, trace: Promise.resolve(), buffered: [], bufferedStatusChange: false } as unknown as Execution;
+    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now(), settling: false, buffered: [], bufferedStatusChange: false } as unknown as Execution;
+    e.unrecorded = committed !== undefined;
+    e.recorded = committed
+      ? committed.then((ok) => {
+          if (!ok) {
+            this.abort(e, 'unrecorded');
+            throw e.abort.signal.reason;
+          }
+          e.unrecorded = false;
+          e.lastBeat = this.d.clock.now();
+        })
+      : Promise.resolve();
+    // The trace chain waits for the commit but never fails with it: an unrecorded run writes nothing (its aborted
+    // run never reaches the outcome, and a write of its events would find no task).
+    e.trace = e.recorded.catch(() => undefined);
     const k = key(lease.organizationId, lease.taskId);
     this.running.set(k, e);
     e.done = this.execute(row, e)
@@ -272,7 +298,7 @@ export class TaskWorker implements Startable, LocalSlots {
     if (e.abort.signal.aborted) return;
     if (reason === 'lost') this.d.log.warn({ task_id: e.lease.taskId, fence: e.lease.fence }, 'task was stopped or taken over; aborting its run');
     e.reason = reason;
-    e.abort.abort(new Error(reason === 'lost' ? 'The task was stopped or taken over' : 'The worker is shutting down'));
+    e.abort.abort(new Error(ABORT_MESSAGES[reason]));
     e.approval?.(false);
   }
 
@@ -298,10 +324,10 @@ export class TaskWorker implements Startable, LocalSlots {
           expectedOutput: row.expected_output,
         },
         signal: e.abort.signal,
-        // The run does not wait for its trace to be written (see emit).
+        // The run does not wait for its trace to be written (see emit), only for its task to be (see recorded).
         emit: (type, data) => {
           this.emit(e, type, data);
-          return Promise.resolve();
+          return e.recorded;
         },
         requestApproval: (r) => this.requestApproval(e, r),
       };
@@ -329,6 +355,8 @@ export class TaskWorker implements Startable, LocalSlots {
       await t;
       if (t === e.trace) break;
     }
+    // A run that returned before its submission's commit failed: there is no task to record it in.
+    if (e.reason === 'unrecorded') return;
     const trace = e.buffered.splice(0);
     const now = this.d.clock.now();
     const tokens = outcome.tokens ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };

@@ -91,15 +91,11 @@ export class TasksService implements TaskSubmitter {
       const slot = s.awaited ? this.localSlots?.reserve() : undefined;
       // Spread, not assign: the copy keeps the row's fast shape (the claim only overwrites existing columns).
       const stored = slot ? { ...row, ...slot.claim(now) } : row;
-      let seq: number;
-      try {
-        seq = await this.intake.add({ task: stored, event: eventRow(row, 'task_created', now, task) });
-      } catch (err) {
-        slot?.release();
-        throw err;
-      }
-      if (slot) slot.run(stored);
-      else this.published(s.organizationId, row.id, true);
+      const committing = this.intake.add({ task: stored, event: eventRow(row, 'task_created', now, task) });
+      // The run starts beside its commit (local-slots.ts says what waits for the commit and why that is safe).
+      if (slot) slot.start(stored, committing.then(() => true, () => false));
+      const seq = await committing;
+      if (!slot) this.published(s.organizationId, row.id, true);
       return { task, cursor: seq - 1 };
     }
 

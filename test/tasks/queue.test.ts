@@ -132,6 +132,80 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     for (const x of [...busy, queued]) await t.waitTask(x.id, (y) => y.status === 'completed');
   });
 
+  it('starts an awaited run beside its commit; its first side effect waits for the commit', async () => {
+    const plain = await t.createAgent(LLM);
+    const steps: string[] = [];
+    runner.handler = async (req) => {
+      steps.push('run started');
+      await req.emit('tool_call_request', { tool_name: 'act' });
+      steps.push('tool may act');
+      return { result: 'acted' };
+    };
+    let commit!: () => void;
+    const held = new Promise<void>((r) => (commit = r));
+    const insertNew = TasksRepository.prototype.insertNew;
+    const spy = vi.spyOn(TasksRepository.prototype, 'insertNew').mockImplementation(async function (this: TasksRepository, items) {
+      steps.push('commit held');
+      await held;
+      return insertNew.call(this, items);
+    });
+    try {
+      const submitted = t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'beside', awaited: true });
+      await vi.waitFor(() => expect(steps.slice().sort()).toEqual(['commit held', 'run started']));
+      await new Promise((r) => setTimeout(r, 50));
+      // The run began (the model call overlaps the commit), but nothing past its first emit.
+      expect(steps).toHaveLength(2);
+      commit();
+      const task = await submitted;
+      expect(await t.waitTask(task.id, (x) => x.status === 'completed')).toMatchObject({ result: 'acted', execution_attempts: 1 });
+      expect(steps[2]).toBe('tool may act');
+      const events = (await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as TaskEvent[];
+      expect(events.map((e) => e.type)).toEqual(['task_created', 'task_updated', 'tool_call_request', 'task_finished']);
+    } finally {
+      spy.mockRestore();
+      commit();
+    }
+  });
+
+  it('aborts a run started beside a commit that fails: it acts on nothing, and its slot frees', async () => {
+    const plain = await t.createAgent(LLM);
+    let signal!: AbortSignal;
+    let emitted: unknown;
+    runner.handler = async (req) => {
+      signal = req.signal;
+      try {
+        await req.emit('tool_call_request', { tool_name: 'act' });
+        emitted = 'resolved';
+      } catch (err) {
+        emitted = err;
+        throw err;
+      }
+      return { result: 'must not happen' };
+    };
+    const spy = vi.spyOn(TasksRepository.prototype, 'insertNew').mockRejectedValue(new Error('database unavailable'));
+    try {
+      await expect(t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'lost', awaited: true })).rejects.toThrow('database unavailable');
+    } finally {
+      spy.mockRestore();
+    }
+    await vi.waitFor(() => expect(emitted).toBeInstanceOf(Error));
+    expect((emitted as Error).message).toBe('The task could not be recorded');
+    expect(signal.aborted).toBe(true);
+    expect((await t.req('GET', `/v1/tasks?agent_id=${plain}`)).json()).toMatchObject({ total: 0 });
+    // Both slots are free again: two awaited submissions are committed claimed, in local slots.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    runner.handler = async () => {
+      await gate;
+      return { result: 'ok' };
+    };
+    const both = [];
+    for (const text of ['s1', 's2']) both.push(await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text, awaited: true }));
+    for (const x of both) expect(await rowOf(t, x.id)).toMatchObject({ status: 'executing', lease_owner: t.c.taskWorker.owner });
+    release();
+    for (const x of both) await t.waitTask(x.id, (y) => y.status === 'completed');
+  });
+
   it("waits for the outcome of a run in this process's worker without reading the task", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -169,7 +243,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
       taskId = task.id;
       const claimed = (await new TaskQueueRepository(t.c.db).claimPending(t.c.taskWorker.owner, Date.now(), 60_000))!;
       expect(claimed.id).toBe(task.id);
-      slot!.run(claimed);
+      slot!.start(claimed, Promise.resolve(true));
       await waitForAsync(async () => (await rowOf(t, task.id)).status === 'pending');
       expect(await rowOf(t, task.id)).toMatchObject({ lease_owner: null, execution_attempts: 0 });
       // A stopped worker has no slot to give.
