@@ -301,12 +301,10 @@ export class TaskQueueRepository {
       .execute();
   }
 
-  /** PostgreSQL: wakes listeners in other processes (see task-signals.ts). */
-  /** Sends several notifications in one round trip (PostgreSQL). */
+  /** PostgreSQL: wakes listeners in other processes (see task-signals.ts), several notifications in one round trip. */
   async notify(channel: string, payloads: string[]): Promise<void> {
     await sql`select pg_notify(${channel}, p) from unnest(${payloads}::text[]) as p`.execute(this.db.kysely);
   }
-
 
   private fenced<O>(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', O>, l: Lease): UpdateQueryBuilder<Database, 'tasks', 'tasks', O> {
     return q.where('organization_id', '=', l.organizationId).where('id', '=', l.taskId).where('fence', '=', l.fence);
