@@ -38,17 +38,17 @@ const CONTROL_MS = 250;
 const TRACE_FLUSH_MS = 25;
 /** How long shutdown waits for aborted runs to hand their tasks back. */
 const SHUTDOWN_GRACE_MS = 5000;
-const ABORT_MESSAGES: Record<AbortReason, string> = {
-  lost: 'The task was stopped or taken over',
-  shutdown: 'The worker is shutting down',
-  unrecorded: 'The task could not be recorded',
-};
-
 /** A run that ignores its abort signal (a tool stuck in a call) is given up after this, so its slot frees. */
 const ABORT_GRACE_MS = 2000;
 
 /** `unrecorded`: the run started beside its submission's commit (LocalSlots), and the commit failed. */
 type AbortReason = 'lost' | 'shutdown' | 'unrecorded';
+/** What the run's abort signal says, by reason. */
+const ABORT_MESSAGES: Record<AbortReason, string> = {
+  lost: 'The task was stopped or taken over',
+  shutdown: 'The worker is shutting down',
+  unrecorded: 'The task could not be recorded',
+};
 
 interface Execution {
   lease: Lease;
@@ -427,6 +427,8 @@ export class TaskWorker implements Startable, LocalSlots {
     e.bufferedStatusChange = false;
     if (!batch.length) return e.trace;
     const write = async () => {
+      // No task was committed to write them to.
+      if (e.reason === 'unrecorded') return;
       try {
         if (!(await this.d.queue.appendEvents(e.lease, batch))) this.abort(e, 'lost');
         else this.d.signals.publish({ kind: 'task', organizationId: e.lease.organizationId, taskId: e.lease.taskId, statusChanged });
