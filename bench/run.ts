@@ -21,6 +21,13 @@ const DRAIN_MAX = Number(process.env.BENCH_DRAIN_MAX ?? 20_000);
  * fresh process run code the JIT has not compiled yet. Targets are about a running service, not its first second.
  */
 const WARMUP = Number(process.env.BENCH_WARMUP_SEC ?? 2);
+/** Which scenarios run (all by default): a profile or an A/B comparison usually needs one alone. */
+const SCENARIO_NAMES = ['create', 'accept', 'schema', 'drain', 'sync'] as const;
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? SCENARIO_NAMES.join(',')).split(',').map((s) => s.trim()));
+for (const s of SCENARIOS) if (!(SCENARIO_NAMES as readonly string[]).includes(s)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${s}" (known: ${SCENARIO_NAMES.join(', ')})`);
+// One worker drains the backlog the accept scenario leaves.
+if (SCENARIOS.has('drain') && !SCENARIOS.has('accept')) throw new Error('BENCH_SCENARIOS: "drain" needs "accept", whose backlog it drains');
+const want = (s: (typeof SCENARIO_NAMES)[number]): boolean => SCENARIOS.has(s);
 const CORPUS = new URL('../../shared/openapi-corpus/', import.meta.url).pathname;
 const LARGEST = 'kubernetes__swagger.json';
 
@@ -97,7 +104,13 @@ async function freshStore(db: 'sqlite' | 'postgres', base: Record<string, string
   };
 }
 
-async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child, fastify: Child): Promise<void> {
+interface Children {
+  bare: Child;
+  llm: Child;
+  fastify: Child;
+}
+
+async function runOn(db: 'sqlite' | 'postgres', children: Children): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentry-bench-'));
   const pg = db === 'postgres' ? await createPgDatabase() : undefined;
   const stores: Store[] = [];
@@ -109,12 +122,27 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child, fastify
     ...(pg ? { DATABASE_URL: pg.url } : {}),
   };
   try {
-    // --- front door only (no worker): accept paths measured without task execution competing for the CPU
-    const front = await startService({ ...env, AGENTRY_ROLES: 'api,webhooks' });
-    const idle = memoryOf(front.proc.pid!);
-    extras.push(`- ${db}: idle RSS of the api+webhooks process after start: **${idle.rssMb.toFixed(0)} MB**`);
-    const { id: agentId, publicUrl } = await setupAgent(front, llm.url);
+    if (want('create') || want('accept') || want('schema')) await frontDoorScenarios(db, env, children);
+    // Dropped now: PostgreSQL's autovacuum of its tens of thousands of tasks would compete with what follows.
+    await pg?.drop();
+    if (want('drain') && db === 'postgres') await twoWorkers(db, env, children.llm, stores);
+    if (want('sync')) await syncRoundTrip(db, env, children, stores);
+  } finally {
+    await pg?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+    for (const store of stores) await store.drop();
+  }
+}
 
+/** Scenarios 3, 1 and 4, then 5 with one worker (the backlog 1 left), on one front-door process (no worker). */
+async function frontDoorScenarios(db: 'sqlite' | 'postgres', env: Record<string, string>, { bare, llm, fastify }: Children): Promise<void> {
+  // Front door only: the accept paths are measured without task execution competing for the CPU.
+  const front = await startService({ ...env, AGENTRY_ROLES: 'api,webhooks' });
+  const idle = memoryOf(front.proc.pid!);
+  extras.push(`- ${db}: idle RSS of the api+webhooks process after start: **${idle.rssMb.toFixed(0)} MB**`);
+  const { id: agentId, publicUrl } = await setupAgent(front, llm.url);
+
+  if (want('create')) {
     let n = 0;
     const create = await load({
       url: `${front.api}/v1/agents`,
@@ -126,7 +154,10 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child, fastify
     });
     const createBare = await load({ url: `${bare.url}/v1/agents`, method: 'POST', body: '{"name":"x"}', connections: CONNECTIONS, durationSec: DURATION });
     rows.push({ scenario: '3. POST /v1/agents', db, result: create, ceiling: createBare, peakMb: memoryOf(front.proc.pid!).peakMb });
+  }
 
+  let accepted = 0;
+  if (want('accept')) {
     const acceptLoad = { url: publicUrl, method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'Summarise the ticket' }), connections: CONNECTIONS };
     const acceptWarm = WARMUP > 0 ? (await load({ ...acceptLoad, durationSec: WARMUP })).requests : 0;
     const accept = await load({ ...acceptLoad, durationSec: DURATION });
@@ -141,13 +172,15 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child, fastify
     // The first list settles the task inbox: it moves every accepted task into the tasks table (see
     // docs/decisions.md, "The task inbox"). Timed, because that work was not paid by the accept.
     const t1 = performance.now();
-    const accepted = await countTasks(front, agentId, 'pending');
+    accepted = await countTasks(front, agentId, 'pending');
     const moveSec = (performance.now() - t1) / 1000;
     extras.push(
       `- ${db}: ${acceptWarm + accept.requests} async webhook calls answered (${acceptWarm} of them in the warm-up), ${accepted} pending tasks committed; the first list call moved them from the inbox into \`tasks\` in ${moveSec.toFixed(2)} s (**${(accepted / moveSec).toFixed(0)} tasks/s**; accept and move together: ${(1 / (1 / accept.rps + moveSec / accepted)).toFixed(0)} tasks/s)`,
     );
+  }
 
-    // --- schema endpoint on the largest corpus document
+  if (want('schema')) {
+    // The schema endpoint on the largest corpus document.
     const doc = readFileSync(join(CORPUS, LARGEST), 'utf8');
     let t0 = performance.now();
     const connector = await json(`${front.api}/v1/connectors`, { method: 'POST', key: KEY, body: { name: 'kubernetes', openapi: doc } });
@@ -169,47 +202,54 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child, fastify
     const cachedBare = await load({ url: `${bare.url}/schema`, connections: CONNECTIONS, durationSec: DURATION });
     rows.push({ scenario: `4. schema, cached, ${CONNECTIONS} connections`, db, result: cached, ceiling: cachedBare, peakMb: memoryOf(front.proc.pid!).peakMb });
     extras.push(`- ${db}: import of ${LARGEST} (${(doc.length / 1e6).toFixed(1)} MB) ${importMs.toFixed(0)} ms; first schema request ${firstMs.toFixed(1)} ms; schema response ${(schemaText.length / 1024).toFixed(0)} KB`);
+  }
 
-    // --- one worker works through the backlog the accept scenario left
-    let since = Date.now();
+  if (want('drain')) {
+    // One worker works through the backlog the accept scenario left; bounded, since it holds tens of thousands of
+    // tasks: the rate is taken over the first DRAIN_MAX.
+    const since = Date.now();
     const worker1 = await startService({ ...env, AGENTRY_ROLES: 'worker' });
-    // Bounded: the accept scenario leaves tens of thousands of tasks; the rate is taken over the first DRAIN_MAX.
     const counted = Math.min(accepted, DRAIN_MAX);
     const rate1 = await drain(front, agentId, counted, since);
     rows.push({ scenario: '5. tasks completed per second, 1 worker', db, result: { rps: rate1, p50: NaN, p99: NaN, errors: 0, non2xx: 0, requests: counted, statuses: {} }, peakMb: memoryOf(worker1.proc.pid!).peakMb, note: `first ${counted} of ${accepted} tasks` });
-
     await worker1.stop();
-    await front.stop();
-    // Dropped now: PostgreSQL's autovacuum of its tens of thousands of tasks would compete with what follows.
-    await pg?.drop();
+  }
+  await front.stop();
+}
 
-    // --- two workers on PostgreSQL: a fresh backlog on a fresh database (the first one still holds the rest of the
-    // accept backlog, which the workers would take first), then two worker processes drain it
-    if (db === 'postgres') {
-      const store = await freshStore(db, env);
-      stores.push(store);
-      const front2 = await startService({ ...store.env, AGENTRY_ROLES: 'api,webhooks' });
-      // The public URL is shown once, when the channel is enabled (only its hash is stored).
-      const { id: agent2, publicUrl: url2 } = await setupAgent(front2, llm.url, 'Bench agent 2');
-      await load({ url: url2, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"prompt":"hi"}', connections: CONNECTIONS, amount: BACKLOG });
-      const backlog = await countTasks(front2, agent2, 'pending');
-      since = Date.now();
-      const [w1, w2] = await Promise.all([startService({ ...store.env, AGENTRY_ROLES: 'worker' }), startService({ ...store.env, AGENTRY_ROLES: 'worker' })]);
-      const rate2 = await drain(front2, agent2, backlog, since);
-      rows.push({ scenario: '5. tasks completed per second, 2 workers', db, result: { rps: rate2, p50: NaN, p99: NaN, errors: 0, non2xx: 0, requests: backlog, statuses: {} }, note: `${backlog} tasks` });
-      await Promise.all([w1.stop(), w2.stop(), front2.stop()]);
-      await store.drop();
-    }
+/**
+ * Scenario 5 with two worker processes on PostgreSQL: a fresh backlog on a fresh database (the first one still
+ * holds the rest of the accept backlog, which the workers would take first).
+ */
+async function twoWorkers(db: 'postgres', env: Record<string, string>, llm: Child, stores: Store[]): Promise<void> {
+  const store = await freshStore(db, env);
+  stores.push(store);
+  const front = await startService({ ...store.env, AGENTRY_ROLES: 'api,webhooks' });
+  // The public URL is shown once, when the channel is enabled (only its hash is stored).
+  const { id: agentId, publicUrl } = await setupAgent(front, llm.url, 'Bench agent 2');
+  await load({ url: publicUrl, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"prompt":"hi"}', connections: CONNECTIONS, amount: BACKLOG });
+  const backlog = await countTasks(front, agentId, 'pending');
+  const since = Date.now();
+  const [w1, w2] = await Promise.all([startService({ ...store.env, AGENTRY_ROLES: 'worker' }), startService({ ...store.env, AGENTRY_ROLES: 'worker' })]);
+  const rate = await drain(front, agentId, backlog, since);
+  rows.push({ scenario: '5. tasks completed per second, 2 workers', db, result: { rps: rate, p50: NaN, p99: NaN, errors: 0, non2xx: 0, requests: backlog, statuses: {} }, note: `${backlog} tasks` });
+  await Promise.all([w1.stop(), w2.stop(), front.stop()]);
+}
 
-    // --- sync webhook round trip with the instant LLM, all roles in one process (the default deployment: the
-    // waiter hears the worker finish in-process; across processes on libsql it would poll). On a fresh database:
-    // the tens of thousands of tasks the earlier scenarios left would be drained by this process's worker, and
-    // PostgreSQL's autovacuum of them would compete for the CPU, during the measurement.
-    const syncStore = await freshStore(db, env);
-    stores.push(syncStore);
-    const full = await startService(syncStore.env);
-    const { id: syncAgent } = await setupAgent(full, llm.url);
-    const keyUrl = `${full.webhook}/?agent_id=${syncAgent}`;
+/**
+ * Scenario 2: the synchronous webhook round trip with the instant LLM, all roles in one process (the default
+ * deployment: the waiter hears the worker finish in-process; across processes on libsql it would poll). On a fresh
+ * database: the tens of thousands of tasks the earlier scenarios left would be drained by this process's worker,
+ * and PostgreSQL's autovacuum of them would compete for the CPU, during the measurement.
+ */
+async function syncRoundTrip(db: 'sqlite' | 'postgres', env: Record<string, string>, { bare, llm }: Children, stores: Store[]): Promise<void> {
+  const store = await freshStore(db, env);
+  stores.push(store);
+  const full = await startService(store.env);
+  try {
+    const { id: agentId } = await setupAgent(full, llm.url);
+    const keyUrl = `${full.webhook}/?agent_id=${agentId}`;
+    const call = { url: keyUrl, method: 'POST' as const, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }) };
     // The LLM's own time for the request the service makes (streamed, with usage).
     const llmAlone = await latency({
       url: `${llm.url}/chat/completions`,
@@ -218,20 +258,16 @@ async function runOn(db: 'sqlite' | 'postgres', bare: Child, llm: Child, fastify
       body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
       durationSec: DURATION / 2,
     });
-    if (WARMUP > 0) await latency({ url: keyUrl, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }), durationSec: WARMUP });
-    const sync1 = asLoad(await latency({ url: keyUrl, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }), durationSec: DURATION }), DURATION);
+    if (WARMUP > 0) await latency({ ...call, durationSec: WARMUP });
+    const sync1 = asLoad(await latency({ ...call, durationSec: DURATION }), DURATION);
     const syncBare1 = asLoad(await latency({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', durationSec: DURATION / 2 }), DURATION / 2);
     rows.push({ scenario: '2. sync webhook round trip, 1 connection', db, result: sync1, ceiling: syncBare1, peakMb: memoryOf(full.proc.pid!).peakMb });
     extras.push(`- ${db}: sync webhook overhead beyond the LLM's own time: p50 ${sync1.p50} ms - ${llmAlone.p50} ms (LLM alone, the same streamed request) = **${(sync1.p50 - llmAlone.p50).toFixed(2)} ms**`);
-    const syncN = await load({ url: keyUrl, method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }), connections: CONNECTIONS, durationSec: DURATION });
+    const syncN = await load({ ...call, connections: CONNECTIONS, durationSec: DURATION });
     const syncBareN = await load({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', connections: CONNECTIONS, durationSec: DURATION });
     rows.push({ scenario: `2. sync webhook round trip, ${CONNECTIONS} connections`, db, result: syncN, ceiling: syncBareN, peakMb: memoryOf(full.proc.pid!).peakMb });
-
-    await full.stop();
   } finally {
-    await pg?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-    for (const store of stores) await store.drop();
+    await full.stop();
   }
 }
 
@@ -243,7 +279,7 @@ async function main(): Promise<void> {
   const fastify = await startChild('fastify');
   const dbs = (process.env.BENCH_DBS ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[];
   try {
-    for (const db of dbs) await runOn(db, bare, llm, fastify);
+    for (const db of dbs) await runOn(db, { bare, llm, fastify });
     const llmCeiling = await load({
       url: `${llm.url}/chat/completions`,
       method: 'POST',
