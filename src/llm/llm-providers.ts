@@ -3,6 +3,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel, streamText } from 'ai';
+import { withDirectChatStream } from './chat-completions-stream.js';
 
 /** The SDK's per-call `providerOptions` (its type lives in a package that is not a direct dependency). */
 export type ProviderOptions = NonNullable<Parameters<typeof streamText>[0]['providerOptions']>;
@@ -58,15 +59,20 @@ export class ProviderConfigError extends Error {
 
 function compatible(name: string, baseURL: string, req: ModelRequest, authHeader?: 'api-key'): LanguageModel {
   const headers = authHeader ? { [authHeader]: req.apiKey, ...req.headers } : req.headers;
-  return createOpenAICompatible({
+  const base = baseURL.replace(/\/+$/, '');
+  const apiKey = authHeader ? undefined : req.apiKey;
+  const sdkModel = createOpenAICompatible({
     name,
-    baseURL: baseURL.replace(/\/+$/, ''),
-    apiKey: authHeader ? undefined : req.apiKey,
+    baseURL: base,
+    apiKey,
     headers,
     fetch: req.fetch,
     // Token usage in streamed answers is only sent when asked for.
     includeUsage: true,
   }).chatModel(req.modelName);
+  // Streamed calls are read without the SDK's web streams (chat-completions-stream.ts); the headers are the ones
+  // createOpenAICompatible sends.
+  return withDirectChatStream(sdkModel, { providerName: name, baseURL: base, headers: { ...(apiKey && { Authorization: `Bearer ${apiKey}` }), ...headers }, fetch: req.fetch });
 }
 
 /** An OpenAI-compatible provider with a public default endpoint. */
