@@ -1,5 +1,5 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3FinishReason, LanguageModelV3StreamPart } from '@ai-sdk/provider';
-import { APICallError, InvalidResponseDataError, JSONParseError, TypeValidationError } from '@ai-sdk/provider';
+import { APICallError, EmptyResponseBodyError, InvalidResponseDataError, JSONParseError, TypeValidationError } from '@ai-sdk/provider';
 import { VERSION } from '@ai-sdk/openai-compatible';
 import {
   convertOpenAICompatibleChatUsage,
@@ -121,7 +121,8 @@ async function streamChat(
     body,
     failedResponseHandler,
     successfulResponseHandler: async ({ response }) => {
-      if (response.body == null) throw new InvalidResponseDataError({ data: undefined, message: 'Response body is empty' });
+      // As the SDK's event-stream handler does.
+      if (response.body == null) throw new EmptyResponseBodyError({});
       return { value: { body: response.body, status: response.status }, responseHeaders: extractResponseHeaders(response) };
     },
     abortSignal: options.abortSignal,
@@ -164,7 +165,7 @@ async function streamChat(
         if (next.done) {
           // An event left without its blank line is dropped, as EventSourceParserStream does.
           parser.feed(decoder.decode());
-          for (const part of chunks.take()) controller.enqueue(part);
+          // finish() hands over every part not yet taken, its own last.
           for (const part of chunks.finish()) controller.enqueue(part);
           controller.close();
           return;
