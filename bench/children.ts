@@ -6,10 +6,13 @@
  *   node --import tsx bench/children.ts instant-llm   an OpenAI-compatible server answering at once
  *   node --import tsx bench/children.ts fastify       Fastify answering the webhook route with a constant: what the
  *                                                     framework alone costs, before any of the service's work
+ *   node --import tsx bench/children.ts minimal-sync  the least a durable synchronous webhook can do: one streamed
+ *                                                     call to the LLM, one committed row, then the answer (the floor
+ *                                                     of scenario 2; BENCH_FLOOR_LLM_URL, BENCH_FLOOR_DB)
  *
  * Each prints one JSON line `{"url": ...}` on stdout when it listens.
  */
-import { createServer } from 'node:http';
+import http, { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startOpenAIServer } from '../test/fakes/openai-server.js';
 
@@ -54,11 +57,70 @@ async function instantLlm(): Promise<void> {
   process.stdout.write(JSON.stringify({ url: llm.baseUrl }) + '\n');
 }
 
+/**
+ * Per request: the streamed LLM call the service makes (read to its end), then one row with the request and the
+ * answer committed as durably as the service commits (PostgreSQL: synchronous commit; libsql: WAL with
+ * synchronous=NORMAL, the service's pragmas), then the answer. No auth, no trace, no task state machine.
+ */
+async function minimalSync(): Promise<void> {
+  const llmUrl = new URL(`${process.env.BENCH_FLOOR_LLM_URL}/chat/completions`);
+  const target = process.env.BENCH_FLOOR_DB ?? '';
+  const commit = target.startsWith('postgres') ? await pgCommitter(target) : await sqliteCommitter(target);
+  const agent = new http.Agent({ keepAlive: true });
+  const llmBody = JSON.stringify({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+  const callLlm = () =>
+    new Promise<string>((resolve, reject) => {
+      const req = http.request(llmUrl, { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: 'Bearer x' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      req.end(llmBody);
+    });
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      callLlm()
+        .then((answer) => commit(Buffer.concat(chunks).toString(), answer))
+        .then(
+          () => res.writeHead(200, { 'content-type': 'application/json' }).end(RESULT),
+          (e: Error) => res.writeHead(500).end(e.message),
+        );
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }) + '\n');
+}
+
+type Committer = (request: string, answer: string) => Promise<unknown>;
+
+async function pgCommitter(url: string): Promise<Committer> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query('create table if not exists bench_floor_runs (id bigserial primary key, request text not null, answer text not null)');
+  return (request, answer) => client.query({ name: 'floor_insert', text: 'insert into bench_floor_runs (request, answer) values ($1, $2)', values: [request, answer] });
+}
+
+async function sqliteCommitter(file: string): Promise<Committer> {
+  const { default: Database } = await import('libsql');
+  const db = new Database(file);
+  db.exec('pragma journal_mode = wal; pragma synchronous = normal');
+  db.exec('create table if not exists bench_floor_runs (id integer primary key, request text not null, answer text not null)');
+  const insert = db.prepare('insert into bench_floor_runs (request, answer) values (?, ?)');
+  return async (request, answer) => insert.run(request, answer);
+}
+
 const which = process.argv[2];
 if (which === 'bare') await bare();
 else if (which === 'instant-llm') await instantLlm();
 else if (which === 'fastify') await fastifyConstant();
+else if (which === 'minimal-sync') await minimalSync();
 else {
-  process.stderr.write('usage: children.ts bare|instant-llm|fastify\n');
+  process.stderr.write('usage: children.ts bare|instant-llm|fastify|minimal-sync\n');
   process.exit(2);
 }

@@ -263,11 +263,34 @@ async function syncRoundTrip(db: 'sqlite' | 'postgres', env: Record<string, stri
     const syncBare1 = asLoad(await latency({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', durationSec: DURATION / 2 }), DURATION / 2);
     rows.push({ scenario: '2. sync webhook round trip, 1 connection', db, result: sync1, ceiling: syncBare1, peakMb: memoryOf(full.proc.pid!).peakMb });
     extras.push(`- ${db}: sync webhook overhead beyond the LLM's own time: p50 ${sync1.p50} ms - ${llmAlone.p50} ms (LLM alone, the same streamed request) = **${(sync1.p50 - llmAlone.p50).toFixed(2)} ms**`);
+    const floor1 = await minimalSyncFloor(db, store, llm.url);
+    rows.push({ scenario: '2. (floor) one LLM call + one durable commit, 1 connection', db, result: floor1, ceiling: syncBare1, peakMb: 0 });
+    extras.push(
+      `- ${db}: the least a durable synchronous webhook does on this machine now (one streamed LLM call, one committed row): ` +
+        `p50 ${floor1.p50} ms, **${(floor1.p50 - llmAlone.p50).toFixed(2)} ms** beyond the LLM; the service's overhead is ${((sync1.p50 - llmAlone.p50) / Math.max(0.01, floor1.p50 - llmAlone.p50)).toFixed(1)}x that`,
+    );
     const syncN = await load({ ...call, connections: CONNECTIONS, durationSec: DURATION });
     const syncBareN = await load({ url: `${bare.url}/?agent_id=x`, method: 'POST', body: '{"prompt":"hi"}', connections: CONNECTIONS, durationSec: DURATION });
     rows.push({ scenario: `2. sync webhook round trip, ${CONNECTIONS} connections`, db, result: syncN, ceiling: syncBareN, peakMb: memoryOf(full.proc.pid!).peakMb });
   } finally {
     await full.stop();
+  }
+}
+
+/**
+ * The floor of scenario 2, measured right after it on the same database and LLM: a bare node:http server that
+ * makes the service's LLM call and commits one row per request (children.ts minimal-sync). What is left of the
+ * service's overhead beyond it is the service's own work, not the database's durability or the machine's hops.
+ */
+async function minimalSyncFloor(db: 'sqlite' | 'postgres', store: Store, llmUrl: string): Promise<LoadResult> {
+  const target = db === 'postgres' ? store.env.DATABASE_URL! : join(store.env.AGENTRY_DATA_DIR!, 'floor.db');
+  const floor = await startChild('minimal-sync', { BENCH_FLOOR_LLM_URL: llmUrl, BENCH_FLOOR_DB: target });
+  try {
+    const call = { url: `${floor.url}/?agent_id=x`, method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi' }) };
+    if (WARMUP > 0) await latency({ ...call, durationSec: WARMUP });
+    return asLoad(await latency({ ...call, durationSec: DURATION / 2 }), DURATION / 2);
+  } finally {
+    floor.proc.kill();
   }
 }
 
