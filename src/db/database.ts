@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { PgConfigWatch } from './pg-config-watch.js';
+import { PgNotifications } from './pg-notifications.js';
 import { withPatchedClients } from './pg-pool.js';
 import type { Database } from './schema.js';
 import { withStatementCache } from './sqlite-handle.js';
@@ -15,8 +16,8 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Db {
   readonly kysely: Kysely<Database>;
   readonly dialect: DialectName;
-  /** PostgreSQL connection string, for components that need a dedicated connection (LISTEN). */
-  readonly url?: string;
+  /** PostgreSQL: the process's one LISTEN connection, shared by every channel (pg-notifications.ts). */
+  readonly notifications?: PgNotifications;
   /**
    * A value that changes whenever the configuration tables (config-change.ts) may have changed: at once for this
    * process's writes; for another process's, from the next event-loop turn on libsql and when its commit
@@ -36,15 +37,16 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
-    const watch = new PgConfigWatch(opts.url, opts.log ?? createLogger('silent'));
+    const notifications = new PgNotifications(opts.url, opts.log ?? createLogger('silent'));
+    const watch = new PgConfigWatch(notifications);
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withPatchedClients(pool, () => watch.localChange()) }) });
     return {
       kysely,
       dialect: 'postgres',
-      url: opts.url,
+      notifications,
       configVersion: () => watch.version(),
       close: async () => {
-        await watch.close();
+        await notifications.close();
         await kysely.destroy();
       },
     };

@@ -1,10 +1,9 @@
-import type { Logger } from '../lib/logger.js';
 import { CONFIG_CHANNEL } from './config-change.js';
-import { PgListener } from './pg-listener.js';
+import type { ChannelSubscription, PgNotifications } from './pg-notifications.js';
 
 /**
  * Db.configVersion on PostgreSQL. The configuration tables notify CONFIG_CHANNEL on commit (migration 0011); this
- * process listens on one dedicated connection, opened on the first ask, and counts:
+ * process listens on its notification connection (pg-notifications.ts), from the first ask, and counts:
  * - notifications: any process's committed change, seen as soon as the notification arrives (well under a
  *   millisecond on one host; a change committed elsewhere can be served stale for that long);
  * - this process's own changes, counted by the pool when the statement runs and again when its transaction ends
@@ -13,19 +12,16 @@ import { PgListener } from './pg-listener.js';
  *   connection starts a new generation, so nothing cached before a gap is trusted after it.
  */
 export class PgConfigWatch {
-  private readonly listener: PgListener;
+  private readonly listener: ChannelSubscription;
   private live = false;
   private generation = 0;
   private notified = 0;
   private local = 0;
 
-  constructor(url: string, log: Logger) {
-    this.listener = new PgListener({
-      url,
+  constructor(notifications: PgNotifications) {
+    this.listener = notifications.subscribe({
       channel: CONFIG_CHANNEL,
-      log,
       what: 'configuration change',
-      meanwhile: 'cached configuration is read from the database meanwhile',
       onNotification: () => this.notified++,
       onConnected: () => {
         this.generation++;

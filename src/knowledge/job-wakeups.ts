@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { PgListener } from '../db/pg-listener.js';
+import type { ChannelSubscription } from '../db/pg-notifications.js';
 import type { Logger } from '../lib/logger.js';
 
 const CHANNEL = 'agentry_jobs';
@@ -11,7 +11,7 @@ const CHANNEL = 'agentry_jobs';
  * notification (or SQLite, where the worker usually shares the process) delays work by a poll at most.
  */
 export class JobWakeups {
-  private listener?: PgListener;
+  private listener?: ChannelSubscription;
 
   constructor(
     private readonly db: Db,
@@ -30,9 +30,9 @@ export class JobWakeups {
 
   /** Starts listening (PostgreSQL only); `onWake` runs on every notification and after each reconnect. */
   async listen(onWake: () => void): Promise<void> {
-    if (this.db.dialect !== 'postgres' || !this.db.url) return;
+    if (!this.db.notifications) return;
     // After a reconnect: anything queued while disconnected.
-    this.listener = new PgListener({ url: this.db.url, channel: CHANNEL, log: this.log, what: 'job', onNotification: onWake, onConnected: onWake });
+    this.listener = this.db.notifications.subscribe({ channel: CHANNEL, what: 'job', onNotification: onWake, onConnected: onWake });
     await this.listener.start();
   }
 

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { PgListener } from '../db/pg-listener.js';
+import type { ChannelSubscription, PgNotifications } from '../db/pg-notifications.js';
 import type { Logger } from '../lib/logger.js';
 import type { TaskRow } from './tasks.repository.js';
 
@@ -31,7 +31,7 @@ const NOTIFY_COALESCE_MS = 20;
 
 export class TaskSignals {
   private readonly bus = new EventEmitter();
-  private readonly listener?: PgListener;
+  private readonly listener?: ChannelSubscription;
   private closed = false;
   private pendingNotify = new Map<string, TaskSignal>();
   private flushTimer?: NodeJS.Timeout;
@@ -40,19 +40,17 @@ export class TaskSignals {
 
   /**
    * @param notify sends NOTIFY payloads, in one round trip, through the shared pool (PostgreSQL only)
-   * @param listenUrl connection string for the dedicated LISTEN connection (PostgreSQL only)
+   * @param notifications the process's LISTEN connection (PostgreSQL only)
    */
   constructor(
     private readonly log: Logger,
     private readonly notify?: (channel: string, payloads: string[]) => Promise<void>,
-    private readonly listenUrl?: string,
+    notifications?: PgNotifications,
   ) {
     this.bus.setMaxListeners(0);
-    if (listenUrl) {
-      this.listener = new PgListener({
-        url: listenUrl,
+    if (notifications) {
+      this.listener = notifications.subscribe({
         channel: CHANNEL,
-        log,
         what: 'task',
         onNotification: (payload) => this.received(payload),
         // Anything missed while disconnected: listeners re-read on any signal.
@@ -64,7 +62,7 @@ export class TaskSignals {
 
   /** True when other processes' signals arrive here; otherwise listeners must poll to see them. */
   get crossProcess(): boolean {
-    return !!this.listenUrl;
+    return !!this.listener;
   }
 
   /** Subscribes; returns the unsubscribe function. Starts listening on PostgreSQL on first use. */

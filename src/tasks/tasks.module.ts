@@ -31,7 +31,7 @@ export function createTasksModule(d: {
 }): TasksModule {
   const repo = new TasksRepository(d.db);
   const queue = new TaskQueueRepository(d.db);
-  const signals = new TaskSignals(d.log, d.db.dialect === 'postgres' ? (ch, payloads) => queue.notify(ch, payloads) : undefined, d.db.dialect === 'postgres' ? d.db.url : undefined);
+  const signals = new TaskSignals(d.log, d.db.dialect === 'postgres' ? (ch, payloads) => queue.notify(ch, payloads) : undefined, d.db.notifications);
   // Entries moved into `tasks` by an API read are claimable: wake the workers (in other processes too).
   const inbox = new TaskInbox(new TaskInboxRepository(d.db, repo), () => signals.publish({ kind: 'queued' }));
   const worker = new TaskWorker({
