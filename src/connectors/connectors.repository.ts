@@ -156,8 +156,16 @@ export class ConnectorsRepository {
       .selectFrom('connector_operations')
       .select(['id', 'operation_id', 'method', 'path', 'summary', 'description', 'tags'])
       .where('organization_id', '=', orgId)
-      .where('connector_id', '=', connectorId)
-      .where((eb) => eb.or([eb('id', '=', idOrOperationId), eb('operation_id', '=', idOrOperationId)]))
+      // The connector in each branch, not factored out: each branch is then one index's whole key (the primary key,
+      // connector_operations_opid) and SQLite looks both up. Written `connector_id = ? and (id = ? or
+      // operation_id = ?)`, SQLite without ANALYZE statistics reads every operation of the connector instead:
+      // 0.36 ms against 14 us on a 1,500-operation document, on every schema request and every invocation.
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('connector_id', '=', connectorId), eb('id', '=', idOrOperationId)]),
+          eb.and([eb('connector_id', '=', connectorId), eb('operation_id', '=', idOrOperationId)]),
+        ]),
+      )
       .execute();
     const row = rows.find((r) => r.id === idOrOperationId) ?? rows[0];
     return row && toOperation(row);
