@@ -21,6 +21,7 @@ export interface ChannelSubscription {
 }
 
 const RECONNECT_MS = 1000;
+const MEANWHILE = 'meanwhile waiters and workers poll, and cached configuration is read from the database';
 
 interface Subscriber {
   l: ChannelListener;
@@ -56,8 +57,9 @@ export class PgNotifications {
     const s: Subscriber = { l, live: false };
     return {
       start: async () => {
-        if (this.closed || this.subscribers.has(s)) return;
+        if (this.closed) return;
         this.subscribers.add(s);
+        if (this.client && s.live) return;
         await this.ensure();
       },
       close: async () => {
@@ -84,6 +86,9 @@ export class PgNotifications {
   /** Connects if need be, then listens for every started subscriber not yet heard on this connection. */
   private async ensure(): Promise<void> {
     if (!this.client) {
+      // A retry is already scheduled: callers asking meanwhile (a configuration read per request) must not turn a
+      // database outage into a connection attempt per request.
+      if (this.reconnectTimer) return;
       this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
       await this.connecting;
     }
@@ -130,7 +135,7 @@ export class PgNotifications {
       this.listened = new Map();
       this.client = client;
     } catch (err) {
-      this.log.warn({ err, channels: this.channels() }, 'cannot open the notification connection; retrying (waiters poll meanwhile)');
+      this.log.warn({ err, notifications: this.carried() }, `cannot open the notification connection; retrying (${MEANWHILE})`);
       client.end().catch(() => undefined);
       this.scheduleReconnect();
     }
@@ -138,7 +143,7 @@ export class PgNotifications {
 
   private lost(client: pg.Client, err: unknown): void {
     if (this.client !== client) return;
-    this.log.warn({ err, channels: this.channels() }, 'notification connection lost; reconnecting (waiters poll meanwhile)');
+    this.log.warn({ err, notifications: this.carried() }, `notification connection lost; reconnecting (${MEANWHILE})`);
     this.dropConnection();
     client.end().catch(() => undefined);
     this.scheduleReconnect();
@@ -163,7 +168,8 @@ export class PgNotifications {
     }, RECONNECT_MS);
   }
 
-  private channels(): string[] {
-    return [...new Set([...this.subscribers].map((s) => s.l.channel))];
+  /** What the connection carries, for log lines ("task", "job", "configuration change"). */
+  private carried(): string[] {
+    return [...new Set([...this.subscribers].map((s) => s.l.what))];
   }
 }

@@ -87,6 +87,23 @@ describe.skipIf(!TEST_DBS.includes('postgres'))('PgNotifications (postgres)', ()
     await until(() => config.seen.payloads.length === 1);
     expect(config.seen.payloads).toEqual(['again']);
   });
+
+  it('gives up reconnecting while no subscriber wants it, and connects again when one starts', async () => {
+    const { hub, admin, listeners } = await setup();
+    let wanted = true;
+    const tasks = recorder('agentry_t_tasks');
+    const sub = hub.subscribe({ ...tasks.l, wanted: () => wanted });
+    await sub.start();
+    wanted = false;
+    await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`);
+    await until(() => tasks.seen.disconnected === 1);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await listeners()).toBe(0);
+    wanted = true;
+    await sub.start();
+    expect(tasks.seen.connected).toBe(2);
+    expect(await listeners()).toBe(1);
+  });
 });
 
 async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
