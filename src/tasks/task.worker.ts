@@ -84,7 +84,7 @@ interface Execution {
 export class TaskWorker implements Startable, LocalSlots {
   readonly owner = `${hostname()}:${process.pid}:${randomToken(6)}`;
   private readonly running = new Map<string, Execution>();
-  /** Slots held for awaited submissions being committed (see reserve). */
+  /** Slots held for awaited submissions being committed (see reserve) and for tasks being claimed. */
   private reserved = 0;
   private readonly claimWaker = new Waker();
   private readonly controlWaker = new Waker();
@@ -147,17 +147,25 @@ export class TaskWorker implements Startable, LocalSlots {
           this.inboxPending = false;
           await this.d.inbox.settle();
         }
-        while (this.active && this.running.size + this.reserved < this.d.concurrency) {
+        while (this.active && this.freeSlots() > 0) {
           const now = this.d.clock.now();
           const kind = await this.d.queue.nextClaimable(now, recover);
-          const row =
-            kind === 'expired'
-              ? await this.d.queue.claimExpired(this.owner, now, this.d.leaseMs)
-              : kind === 'pending'
-                ? await this.d.queue.claimPending(this.owner, now, this.d.leaseMs)
-                : undefined;
-          if (!row) break;
-          this.launch(row);
+          if (kind === undefined) break;
+          const free = this.freeSlots();
+          // Held while the claim is in flight, so an awaited submission (reserve) cannot take them meanwhile.
+          this.reserved += free;
+          let rows: TaskRow[];
+          try {
+            rows =
+              kind === 'expired'
+                ? [await this.d.queue.claimExpired(this.owner, now, this.d.leaseMs)].filter((r): r is TaskRow => r !== undefined)
+                : await this.d.queue.claimPendingBatch(this.owner, now, this.d.leaseMs, free);
+          } finally {
+            this.reserved -= free;
+          }
+          for (const row of rows) this.launch(row);
+          // Fewer than asked: nothing more is due now (an expired lease is claimed one at a time, then look again).
+          if (rows.length === 0 || (kind === 'pending' && rows.length < free)) break;
         }
       } catch (err) {
         this.d.log.error({ err }, 'task claim failed; retrying');
@@ -217,9 +225,14 @@ export class TaskWorker implements Startable, LocalSlots {
     }
   }
 
+  /** Slots neither running a task nor held for one being claimed or committed. */
+  private freeSlots(): number {
+    return this.d.concurrency - this.running.size - this.reserved;
+  }
+
   /** LocalSlots: an awaited submission is committed already claimed by this worker and run at once. */
   reserve(): SlotReservation | undefined {
-    if (!this.active || this.running.size + this.reserved >= this.d.concurrency) return undefined;
+    if (!this.active || this.freeSlots() <= 0) return undefined;
     this.reserved++;
     let held = true;
     const free = () => {

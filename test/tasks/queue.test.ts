@@ -101,6 +101,30 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     expect(peak).toBe(2);
   });
 
+  it('keeps to the configured number of runs when awaited submissions arrive while queued tasks are being claimed', async () => {
+    let current = 0;
+    let peak = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    runner.handler = async () => {
+      peak = Math.max(peak, ++current);
+      await gate;
+      current--;
+      return { result: 'ok' };
+    };
+    const plain = await t.createAgent(LLM);
+    // Queued tasks wake the claim loop; awaited ones ask for a local slot at the same moments.
+    const submitted = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: `mixed ${i}`, awaited: i % 2 === 0 })),
+    );
+    await waitFor(() => current === 2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(current).toBe(2);
+    release();
+    for (const task of submitted) await t.waitTask(task.id, (x) => x.status === 'completed');
+    expect(peak).toBe(2);
+  });
+
   it('starts an awaited submission at once in a free local slot, with the trace a claimed task has', async () => {
     let release!: () => void;
     let gate = new Promise<void>((r) => (release = r));
@@ -353,6 +377,26 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
     expect((await t.req('POST', `/v1/tasks/${task.id}/stop`)).json().status).toBe('stopped');
     expect(await queue.finish(current, outcome, [], [], finished, now)).toBeUndefined();
     expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'stopped', result: null });
+  });
+
+  it('claims several due tasks in one statement, oldest first; concurrent claims never take the same task', async () => {
+    const agentId = await t.createAgent(LLM);
+    const now = Date.now();
+    const tasks = [];
+    for (let i = 0; i < 6; i++) tasks.push(await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: `batch ${i}` }));
+    // A known queue order (submissions in one millisecond tie), and the last one not due yet.
+    for (const [i, task] of tasks.entries()) {
+      await t.c.db.kysely.updateTable('tasks').set({ queued_at: i === 5 ? now + 3_600_000 : now - 100 + i }).where('id', '=', task.id).execute();
+    }
+    const first = await queue.claimPendingBatch('worker-1', now, 60_000, 3);
+    expect(first.map((r) => r.id)).toEqual(tasks.slice(0, 3).map((x) => x.id));
+    for (const r of first) expect(r).toMatchObject({ status: 'executing', lease_owner: 'worker-1', fence: 1, execution_attempts: 1 });
+    const [a, b] = await Promise.all([queue.claimPendingBatch('worker-2', now, 60_000, 3), queue.claimPendingBatch('worker-3', now, 60_000, 3)]);
+    const rest = [...a, ...b].map((r) => r.id).sort();
+    expect(rest).toEqual([tasks[3]!.id, tasks[4]!.id].sort());
+    expect(await queue.claimPendingBatch('worker-4', now, 60_000, 8)).toEqual([]);
+    for (const r of [...first, ...a, ...b]) expect(await queue.finish(lease(r), outcome, [], [], finished, now, r)).toMatchObject({ status: 'completed' });
+    expect((await t.req('POST', `/v1/tasks/${tasks[5]!.id}/stop`)).json().status).toBe('stopped');
   });
 
   it('records the outcome, the messages and the whole trace together; the last event shows the task as committed', async () => {
