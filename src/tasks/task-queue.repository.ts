@@ -17,6 +17,23 @@ export interface TraceEvent {
   data: string;
 }
 
+/** The final event of a run, made from the row as its outcome leaves it. */
+export interface FinalEvent {
+  type: string;
+  data: (row: TaskRow) => string;
+}
+
+/** One run's outcome, as `finish` takes it. */
+export interface FinishItem {
+  lease: Lease;
+  fields: FinishFields;
+  messages: NewMessageRow[];
+  trace: TraceEvent[];
+  event: FinalEvent;
+  now: number;
+  claimed?: TaskRow;
+}
+
 export interface FinishFields {
   status: 'completed' | 'failed' | 'error';
   result: string;
@@ -199,82 +216,107 @@ export class TaskQueueRepository {
    * Records the outcome, the run's thread messages and its trace ending with the final event, atomically, only
    * while the lease holds. Returns the updated row, or undefined when this worker's attempt is stale (nothing is
    * written). `claimed` is the row as this worker claimed it: on PostgreSQL it lets the whole outcome go in one
-   * statement (one round trip instead of five; see finishInOneStatement).
+   * statement (see finishMany).
    */
   async finish(
     l: Lease,
     f: FinishFields,
     messages: NewMessageRow[],
     trace: TraceEvent[],
-    event: { type: string; data: (row: TaskRow) => string },
+    event: FinalEvent,
     now: number,
     claimed?: TaskRow,
   ): Promise<TaskRow | undefined> {
-    if (this.db.dialect === 'postgres' && claimed) return this.finishInOneStatement(l, f, messages, trace, event, now, claimed);
+    return (await this.finishMany([{ lease: l, fields: f, messages, trace, event, now, claimed }]))[0];
+  }
+
+  /**
+   * Several runs' outcomes (each as `finish` records it) in one transaction: one commit for all of them. On
+   * PostgreSQL, when every run comes with its claimed row, that is one statement (one round trip) whatever their
+   * number. Each outcome is fenced on its own: a stale one is refused (undefined in its place) and the others are
+   * recorded all the same. One result per outcome, in order.
+   */
+  async finishMany(items: FinishItem[]): Promise<(TaskRow | undefined)[]> {
+    if (this.db.dialect === 'postgres' && items.every((i) => i.claimed)) return this.finishInOneStatement(items);
     return this.db.kysely.transaction().execute(async (trx) => {
-      const row = await this.fenced(trx.updateTable('tasks').set(outcome(f, now)), l)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) return undefined;
-      if (messages.length) await trx.insertInto('task_messages').values(messages).execute();
-      const events = [...trace, { type: event.type, time: now, data: event.data(row) }];
-      await trx
-        .insertInto('task_events')
-        .values(events.map((e) => ({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data })))
-        .execute();
-      return row;
+      const out: (TaskRow | undefined)[] = [];
+      for (const { lease: l, fields: f, messages, trace, event, now } of items) {
+        const row = await this.fenced(trx.updateTable('tasks').set(outcome(f, now)), l)
+          .returningAll()
+          .executeTakeFirst();
+        out.push(row);
+        if (!row) continue;
+        if (messages.length) await trx.insertInto('task_messages').values(messages).execute();
+        const events = [...trace, { type: event.type, time: now, data: event.data(row) }];
+        await trx
+          .insertInto('task_events')
+          .values(events.map((e) => ({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data })))
+          .execute();
+      }
+      return out;
     });
   }
 
   /**
-   * PostgreSQL: the outcome, messages and events as data-modifying CTEs of one statement (its own transaction).
-   * The final event shows the task as finished, which is known before the update: the claimed row with the outcome
-   * applied (under the fence, nothing else writes the columns a task shows). Should the row that comes back show
-   * otherwise all the same, the event is corrected from it at once.
+   * PostgreSQL: the outcomes, messages and events as data-modifying CTEs of one statement (its own transaction).
+   * Each final event shows its task as finished, which is known before the update: the claimed row with the outcome
+   * applied (under the fence, nothing else writes the columns a task shows). Should a row that comes back show
+   * otherwise all the same, its event is corrected from it at once.
    */
-  private async finishInOneStatement(
-    l: Lease,
-    f: FinishFields,
-    messages: NewMessageRow[],
-    trace: TraceEvent[],
-    event: { type: string; data: (row: TaskRow) => string },
-    now: number,
-    claimed: TaskRow,
-  ): Promise<TaskRow | undefined> {
+  private async finishInOneStatement(items: FinishItem[]): Promise<(TaskRow | undefined)[]> {
     const k = this.db.kysely;
-    const predicted: TaskRow = {
-      ...claimed,
-      ...outcome(f, now),
-      prompt_tokens: Number(claimed.prompt_tokens) + f.tokens.prompt_tokens,
-      completion_tokens: Number(claimed.completion_tokens) + f.tokens.completion_tokens,
-      total_tokens: Number(claimed.total_tokens) + f.tokens.total_tokens,
-    };
-    const finalData = event.data(predicted);
-    const events = [...trace, { type: event.type, time: now, data: finalData }];
-    const column = <K extends keyof NewMessageRow>(name: K) => messages.map((m) => m[name] ?? null);
-    const update = this.fenced(k.updateTable('tasks').set(outcome(f, now)), l).returningAll();
-    // Rows go as arrays (unnest), so the statement's text is the same whatever their number: it is prepared once
-    // per connection (pg-pool.ts) instead of parsed and planned on every run. Messages and events are inserted from
-    // `t`: nothing is written unless the fenced update matched, and the events follow its row lock, so a task's
-    // events stay committed in sequence order.
-    const r = await sql<TaskRow & { final_seq: number }>`
-      with t as (${update}),
+    const finals = items.map(({ fields: f, claimed, event, now }) =>
+      event.data({
+        ...claimed!,
+        ...outcome(f, now),
+        prompt_tokens: Number(claimed!.prompt_tokens) + f.tokens.prompt_tokens,
+        completion_tokens: Number(claimed!.completion_tokens) + f.tokens.completion_tokens,
+        total_tokens: Number(claimed!.total_tokens) + f.tokens.total_tokens,
+      }),
+    );
+    // Every row goes as one element of a column array (unnest), so the statement's text is the same whatever the
+    // number of runs, messages and events: it is prepared once per connection (pg-pool.ts). A message or event
+    // names its run by the run's position in `items` (`i`); nothing of a run is written unless its fenced update
+    // matched, and its events follow that row lock, so a task's events stay committed in sequence order.
+    const runs = items.map((i) => ({ ...i.lease, ...i.fields, ...i.fields.tokens, now: i.now }));
+    const messages = items.flatMap((i, n) => i.messages.map((m) => ({ ...m, n })));
+    const events = items.flatMap((i, n) => [...i.trace, { type: i.event.type, time: i.now, data: finals[n]! }].map((e) => ({ ...e, n })));
+    const col = <T, K extends keyof T>(rows: T[], name: K) => rows.map((r) => r[name] ?? null);
+    const released = sql.join(Object.keys(RELEASED_ON_FINISH).map((c) => sql`${sql.ref(c)} = null`));
+    const r = await sql<TaskRow & { n: number; final_seq: number }>`
+      with v as (
+        select * from unnest(${col(runs, 'organizationId')}::text[], ${col(runs, 'taskId')}::text[], ${col(runs, 'fence')}::bigint[],
+          ${col(runs, 'status')}::text[], ${col(runs, 'result')}::text[], ${col(runs, 'prompt_tokens')}::bigint[],
+          ${col(runs, 'completion_tokens')}::bigint[], ${col(runs, 'total_tokens')}::bigint[], ${col(runs, 'llm_model_provider')}::text[],
+          ${col(runs, 'llm_model_name')}::text[], ${col(runs, 'now')}::bigint[])
+          with ordinality as v(organization_id, id, fence, status, result, prompt_tokens, completion_tokens, total_tokens,
+            llm_model_provider, llm_model_name, now, n)),
+      t as (update tasks set status = v.status, result = v.result, prompt_tokens = tasks.prompt_tokens + v.prompt_tokens,
+          completion_tokens = tasks.completion_tokens + v.completion_tokens, total_tokens = tasks.total_tokens + v.total_tokens,
+          llm_model_provider = v.llm_model_provider, llm_model_name = v.llm_model_name, ${released},
+          finished_at = v.now, updated_at = v.now
+        from v where tasks.organization_id = v.organization_id and tasks.id = v.id and tasks.fence = v.fence
+        returning tasks.*, v.n - 1 as n),
       m as (insert into task_messages (organization_id, task_id, run, role, content, tool_calls, tool_call_id, created_at)
-        select t.organization_id, t.id, v.run, v.role, v.content, v.tool_calls, v.tool_call_id, v.created_at
-        from t, unnest(${column('run')}::int[], ${column('role')}::text[], ${column('content')}::text[], ${column('tool_calls')}::text[],
-          ${column('tool_call_id')}::text[], ${column('created_at')}::bigint[]) as v(run, role, content, tool_calls, tool_call_id, created_at)),
+        select t.organization_id, t.id, mv.run, mv.role, mv.content, mv.tool_calls, mv.tool_call_id, mv.created_at
+        from unnest(${col(messages, 'n')}::int[], ${col(messages, 'run')}::int[], ${col(messages, 'role')}::text[],
+          ${col(messages, 'content')}::text[], ${col(messages, 'tool_calls')}::text[], ${col(messages, 'tool_call_id')}::text[],
+          ${col(messages, 'created_at')}::bigint[]) with ordinality as mv(n, run, role, content, tool_calls, tool_call_id, created_at, ord)
+        join t on t.n = mv.n order by mv.ord),
       e as (insert into task_events (organization_id, task_id, type, time, data)
-        select t.organization_id, t.id, v.type, v.time, v.data
-        from t, unnest(${events.map((e) => e.type)}::text[], ${events.map((e) => e.time)}::bigint[], ${events.map((e) => e.data)}::text[])
-          with ordinality as v(type, time, data, ord)
-        order by v.ord returning seq)
-      select t.*, (select max(seq) from e) as final_seq from t`.execute(k);
-    const out = r.rows[0];
-    if (!out) return undefined;
-    const { final_seq: finalSeq, ...row } = out;
-    const actual = event.data(row);
-    if (actual !== finalData) await k.updateTable('task_events').set({ data: actual }).where('seq', '=', finalSeq).execute();
-    return row;
+        select t.organization_id, t.id, ev.type, ev.time, ev.data
+        from unnest(${col(events, 'n')}::int[], ${col(events, 'type')}::text[], ${col(events, 'time')}::bigint[], ${col(events, 'data')}::text[])
+          with ordinality as ev(n, type, time, data, ord)
+        join t on t.n = ev.n order by ev.ord returning seq, organization_id, task_id)
+      select t.*, (select max(e.seq) from e where e.organization_id = t.organization_id and e.task_id = t.id) as final_seq from t`.execute(k);
+    const out: (TaskRow | undefined)[] = items.map(() => undefined);
+    for (const { n, final_seq: finalSeq, ...row } of r.rows) {
+      const i = Number(n);
+      out[i] = row;
+      const actual = items[i]!.event.data(row);
+      if (actual !== finals[i]) await k.updateTable('task_events').set({ data: actual }).where('seq', '=', finalSeq).execute();
+    }
+    return out;
   }
 
   /** Puts the task back in the queue (retry after an error, or a worker shutting down), keeping or returning the attempt. */

@@ -3,11 +3,12 @@ import type { Startable } from '../container.js';
 import { isAppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
+import { GroupCommit } from '../lib/group-commit.js';
 import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
 import { taskStrategies, type RunnableAgent, type TaskAgentDirectory } from './task-agents.js';
-import type { FinishFields, Lease, TaskQueueRepository, TraceEvent } from './task-queue.repository.js';
+import type { FinalEvent, FinishFields, FinishItem, Lease, TaskQueueRepository, TraceEvent } from './task-queue.repository.js';
 import { eventRow, parseTimeMs, presentMessage, presentTask } from './task.presenter.js';
 import type { TaskInbox } from './task-inbox.js';
 import type { LocalSlots, SlotReservation } from './local-slots.js';
@@ -36,6 +37,10 @@ const CONTROL_MS = 250;
  * records its outcome; a long run's reach the trace (and the console's live view) in batches this far apart.
  */
 const TRACE_FLUSH_MS = 25;
+/** Outcomes per commit at most: a worker runs at most 256 tasks at once (AGENTRY_WORKER_CONCURRENCY). */
+const OUTCOME_BATCH = 256;
+/** A run's last trace event: the task as its outcome leaves it. */
+const FINISHED_EVENT: FinalEvent = { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) };
 /** How long shutdown waits for aborted runs to hand their tasks back. */
 const SHUTDOWN_GRACE_MS = 5000;
 /** A run that ignores its abort signal (a tool stuck in a call) is given up after this, so its slot frees. */
@@ -86,6 +91,12 @@ export class TaskWorker implements Startable, LocalSlots {
   private readonly running = new Map<string, Execution>();
   /** Slots held for awaited submissions being committed (see reserve) and for tasks being claimed. */
   private reserved = 0;
+  /**
+   * Outcomes of runs that end together are committed together (GroupCommit): one commit, and on PostgreSQL one
+   * statement, for all of them. A run never waits for a batch to fill: the first outcome is written at once, and
+   * those that end while it is being written go together in the next write.
+   */
+  private readonly outcomes = new GroupCommit<FinishItem, TaskRow | undefined>((items) => this.d.queue.finishMany(items), OUTCOME_BATCH);
   private readonly claimWaker = new Waker();
   private readonly controlWaker = new Waker();
   private active = false;
@@ -402,7 +413,7 @@ export class TaskWorker implements Startable, LocalSlots {
       tool_call_id: m.tool_call_id ?? null,
       created_at: parseTimeMs(m.created_at, now),
     }));
-    const done = await this.d.queue.finish(e.lease, fields, messages, trace, { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) }, now, row);
+    const done = await this.outcomes.add({ lease: e.lease, fields, messages, trace, event: FINISHED_EVENT, now, claimed: row });
     if (!done) this.d.log.warn({ task_id: row.id }, 'task outcome discarded: the task was stopped or taken over');
     this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true, row: done });
   }

@@ -424,6 +424,46 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
     }
   });
 
+  it('records several runs’ outcomes in one commit, each under its own fence', async () => {
+    const agentId = await t.createAgent(LLM);
+    const show = { type: 'task_finished', data: (r: Parameters<typeof presentTask>[0]) => JSON.stringify(presentTask(r)) };
+    const tasks = [];
+    for (let i = 0; i < 3; i++) tasks.push(await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: `many ${i}` }));
+    const claimed = await queue.claimPendingBatch('worker-m', Date.now(), 60_000, 3);
+    expect(claimed.map((r) => r.id).sort()).toEqual(tasks.map((x) => x.id).sort());
+    // The second one is stopped meanwhile: its fence moves, so its outcome is stale.
+    const stale = claimed[1]!;
+    expect((await t.req('POST', `/v1/tasks/${stale.id}/stop`)).json().status).toBe('stopped');
+    const now = Date.now();
+    const out = await queue.finishMany(
+      claimed.map((row, i) => ({
+        lease: lease(row),
+        fields: { ...outcome, status: i === 2 ? ('failed' as const) : ('completed' as const), result: `result ${i}`, tokens: { prompt_tokens: i, completion_tokens: 1, total_tokens: i + 1 } },
+        messages: [0, 1].map((j) => ({ organization_id: row.organization_id, task_id: row.id, run: 1, role: j ? 'assistant' : 'user', content: `m${i}.${j}`, tool_calls: null, tool_call_id: null, created_at: now + j })),
+        trace: [{ type: 'chunk', time: now - 1, data: JSON.stringify({ text: `c${i}` }) }],
+        event: show,
+        now,
+        claimed: row,
+      })),
+    );
+    expect(out[1]).toBeUndefined();
+    expect(out[0]).toMatchObject({ id: claimed[0]!.id, status: 'completed', result: 'result 0', total_tokens: 1, lease_owner: null });
+    expect(out[2]).toMatchObject({ id: claimed[2]!.id, status: 'failed', result: 'result 2', prompt_tokens: 2, total_tokens: 3 });
+    for (const i of [0, 2]) {
+      const id = claimed[i]!.id;
+      const events = (await t.req('GET', `/v1/tasks/${id}/events`)).json() as TaskEvent[];
+      expect(events.map((e) => e.type)).toEqual(['task_created', 'chunk', 'task_finished']);
+      expect(events[1]!.data).toEqual({ text: `c${i}` });
+      expect(events[2]!.data).toEqual({ ...(await t.req('GET', `/v1/tasks/${id}`)).json(), sub_executions: [] });
+      expect((await queue.history(t.orgA, id, 2)).map((m) => m.content)).toEqual([`m${i}.0`, `m${i}.1`]);
+    }
+    // Nothing of the stale outcome was written.
+    expect((await t.req('GET', `/v1/tasks/${stale.id}`)).json()).toMatchObject({ status: 'stopped', result: null });
+    expect(await queue.history(t.orgA, stale.id, 2)).toEqual([]);
+    const staleEvents = (await t.req('GET', `/v1/tasks/${stale.id}/events`)).json() as TaskEvent[];
+    expect(staleEvents.filter((e) => e.type === 'chunk')).toEqual([]);
+  });
+
   it('claims a dead worker’s task again after its lease, and ends it error when attempts run out', async () => {
     const agentId = await t.createAgent(LLM);
     const limited = await t.createAgent({ ...LLM, task_level_strategies: { retry_strategy: { enabled: true, max_retries: 0 } } });
