@@ -80,49 +80,31 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
   });
 
   it('runs at most the configured number of tasks at once', async () => {
-    let current = 0;
-    let peak = 0;
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    runner.handler = async () => {
-      peak = Math.max(peak, ++current);
-      await gate;
-      current--;
-      return { result: 'ok' };
-    };
+    const runs = holdRuns(runner);
     const plain = await t.createAgent(LLM);
     const tasks = [];
     for (let i = 0; i < 5; i++) tasks.push(await invokeAsync(plain, `c${i}`));
-    await waitFor(() => current === 2);
+    await waitFor(() => runs.current === 2);
     const listed = (await t.req('GET', `/v1/tasks?agent_id=${plain}&status=pending`)).json();
     expect(listed.total).toBe(3);
-    release();
+    runs.release();
     for (const task of tasks) await t.waitTask(task.id, (x) => x.status === 'completed');
-    expect(peak).toBe(2);
+    expect(runs.peak).toBe(2);
   });
 
   it('keeps to the configured number of runs when awaited submissions arrive while queued tasks are being claimed', async () => {
-    let current = 0;
-    let peak = 0;
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    runner.handler = async () => {
-      peak = Math.max(peak, ++current);
-      await gate;
-      current--;
-      return { result: 'ok' };
-    };
+    const runs = holdRuns(runner);
     const plain = await t.createAgent(LLM);
     // Queued tasks wake the claim loop; awaited ones ask for a local slot at the same moments.
     const submitted = await Promise.all(
       Array.from({ length: 8 }, (_, i) => t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: `mixed ${i}`, awaited: i % 2 === 0 })),
     );
-    await waitFor(() => current === 2);
+    await waitFor(() => runs.current === 2);
     await new Promise((r) => setTimeout(r, 100));
-    expect(current).toBe(2);
-    release();
+    expect(runs.current).toBe(2);
+    runs.release();
     for (const task of submitted) await t.waitTask(task.id, (x) => x.status === 'completed');
-    expect(peak).toBe(2);
+    expect(runs.peak).toBe(2);
   });
 
   it('starts an awaited submission at once in a free local slot, with the trace a claimed task has', async () => {
@@ -503,6 +485,29 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
     await t.req('POST', `/v1/tasks/${task.id}/stop`);
   });
 });
+
+/** Holds every run the runner starts until `release`, counting how many run at once (now, and at most). */
+function holdRuns(runner: ScriptedRunner): { readonly current: number; readonly peak: number; release(): void } {
+  let current = 0;
+  let peak = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  runner.handler = async () => {
+    peak = Math.max(peak, ++current);
+    await gate;
+    current--;
+    return { result: 'ok' };
+  };
+  return {
+    get current() {
+      return current;
+    },
+    get peak() {
+      return peak;
+    },
+    release: () => release(),
+  };
+}
 
 async function sealedTokens(t: TasksApp, id: string): Promise<string | null> {
   const row = await t.c.db.kysely.selectFrom('tasks').select('sealed_user_tokens').where('id', '=', id).executeTakeFirstOrThrow();
