@@ -118,10 +118,18 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
     }
     const completed = async () => (await t.req('GET', `/v1/agents/${agentId}/tasks?status=completed&per_page=1`)).json().total as number;
 
-    const first = spawnWorker();
+    spawnWorker();
     spawnWorker();
     while ((await completed()) < 25) await new Promise((r) => setTimeout(r, 50));
-    await kill(first);
+    // The victim is a worker running tasks now: one process may still be starting when the other has done 25 (a
+    // worker claims as many tasks as it has free slots at once), and killing an idle one would test nothing.
+    let victim: ChildProcess | undefined;
+    while (!victim) {
+      const running = await t.c.db.kysely.selectFrom('tasks').select('id').where('agent_id', '=', agentId).where('status', '=', 'executing').executeTakeFirst();
+      if (running) victim = await holder(running.id).catch(() => undefined);
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    await kill(victim);
     expect(await completed()).toBeLessThan(100);
 
     const end = Date.now() + 120_000;
