@@ -48,6 +48,6 @@ export function createTasksModule(d: {
     leaseMs: d.config.worker.leaseMs,
   });
   // The worker takes awaited submissions straight from the service while it runs (a worker role in this process).
-  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker);
+  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker, d.db.dialect === 'postgres' ? 'after-send' : 'now');
   return { tasks, worker, signals };
 }
