@@ -1,11 +1,15 @@
 import type { SecretBox } from '../lib/secret-box.js';
 import { PROVIDER_ADAPTERS, type LLMModelProvider } from './llm-providers.js';
+import { isOfficialBase } from './official-endpoints.js';
 
 /**
  * Credential resolution for a run (CONTRACT section 5), first found:
  *   1. the agent's `llm_credentials` (stored sealed by the agents domain),
  *   2. the organization secret named by `llm_credentials_key`,
- *   3. the server environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
+ *   3. the server environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), only when the call goes to the provider's
+ *      own endpoint (no llm_api_base, or the official one): the operator's key must never reach an endpoint the
+ *      agent's author chose (issue 20). A custom endpoint without 1 or 2 fails the run; one that needs no key is
+ *      given any placeholder value in llm_credentials, as before.
  * The resolved key is never logged nor put in an event; only its source is.
  */
 
@@ -47,7 +51,8 @@ export class CredentialResolver {
     private readonly secrets?: OrgSecretReader,
   ) {}
 
-  async resolve(provider: LLMModelProvider, agent: CredentialAgentFields): Promise<ResolvedCredential> {
+  /** `baseUrl`: the agent's llm_api_base (undefined: the provider's default endpoint). */
+  async resolve(provider: LLMModelProvider, agent: CredentialAgentFields, baseUrl?: string): Promise<ResolvedCredential> {
     const own = this.fromAgent(agent.llm_credentials);
     if (own) return { apiKey: own, source: 'agent' };
 
@@ -58,11 +63,22 @@ export class CredentialResolver {
     }
 
     const envKeys = PROVIDER_ADAPTERS[provider].envKeys;
-    for (const k of envKeys) {
-      if (this.env[k]) return { apiKey: this.env[k], source: 'environment' };
+    const custom = baseUrl !== undefined && !isOfficialBase(provider, baseUrl, this.env);
+    if (!custom) {
+      for (const k of envKeys) {
+        if (this.env[k]) return { apiKey: this.env[k], source: 'environment' };
+      }
     }
 
     const missingSecret = keyName ? `the organization secret "${keyName}" named by llm_credentials_key does not exist; ` : '';
+    if (custom) {
+      throw new MissingCredentialsError(
+        provider,
+        `${missingSecret}llm_api_base ${originOf(baseUrl!)} is not the provider's own endpoint, so the server's ${envKeys.join(' / ')} ` +
+          `is not sent to it: set llm_credentials on the agent, or store an organization secret (PUT /v1/secrets/{name}) and name it ` +
+          `in llm_credentials_key (an endpoint that needs no key accepts any placeholder value)`,
+      );
+    }
     throw new MissingCredentialsError(
       provider,
       `${missingSecret}set llm_credentials on the agent, store an organization secret (PUT /v1/secrets/{name}) and name it in ` +
@@ -93,5 +109,14 @@ export class CredentialResolver {
       return SEALED.test(v) ? this.secretBox.open(v) || undefined : v;
     }
     return undefined;
+  }
+}
+
+/** The endpoint as named in messages: scheme and host only (a path or user info may carry a token). */
+function originOf(url: string): string {
+  try {
+    return `"${new URL(url).origin}"`;
+  } catch {
+    return '(not a URL)';
   }
 }

@@ -38,6 +38,12 @@ export interface ProviderAdapter {
   /** Server environment variables holding a key for this provider, in order of preference. */
   envKeys: readonly string[];
   /**
+   * The provider's own endpoints (an llm_api_base equal to one of these after normalisation is not a custom
+   * base): the only places a key from `envKeys` may be sent (see credentials.ts). Empty when the default endpoint
+   * cannot be completed from `env`.
+   */
+  officialBases(env: Readonly<Record<string, string>>): string[];
+  /**
    * Builds the model. Throws ProviderConfigError when the endpoint cannot be completed (e.g. a missing account id);
    * its message says what to set.
    */
@@ -77,17 +83,33 @@ function compatible(name: string, baseURL: string, req: ModelRequest, authHeader
 
 /** An OpenAI-compatible provider with a public default endpoint. */
 function compatibleAdapter(name: string, label: string, defaultBase: string, envKeys: string[]): ProviderAdapter {
-  return { label, envKeys, createModel: (req) => compatible(name, req.baseUrl ?? defaultBase, req) };
+  return { label, envKeys, officialBases: () => [defaultBase], createModel: (req) => compatible(name, req.baseUrl ?? defaultBase, req) };
 }
 
 function requireEnv(req: ModelRequest, provider: string, names: string[], what: string): string {
-  for (const n of names) if (req.env[n]) return req.env[n];
+  const v = firstEnv(req.env, names);
+  if (v) return v;
   throw new ProviderConfigError(`${provider} needs ${what}: set llm_api_base on the agent, or ${names.join(' or ')} on the server`);
 }
+
+function firstEnv(env: Readonly<Record<string, string>>, names: string[]): string | undefined {
+  for (const n of names) if (env[n]) return env[n];
+  return undefined;
+}
+
+// Default endpoints completed from the server environment: one builder serves both createModel and officialBases,
+// so the endpoint a server key may go to is exactly the one the adapter would call without llm_api_base.
+const CLOUDFLARE_ACCOUNT = ['CLOUDFLARE_ACCOUNT_ID'];
+const cloudflareBase = (account: string) => `https://api.cloudflare.com/client/v4/accounts/${encodeURIComponent(account)}/ai/v1`;
+const bedrockBase = (env: Readonly<Record<string, string>>) =>
+  `https://bedrock-runtime.${env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1'}.amazonaws.com/openai/v1`;
+const AZURE_RESOURCE = ['AZURE_AI_FOUNDRY_RESOURCE_NAME', 'AZURE_RESOURCE_NAME'];
+const azureBase = (resource: string) => `https://${resource}.services.ai.azure.com/openai/v1`;
 
 const google = (label: string): ProviderAdapter => ({
   label,
   envKeys: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+  officialBases: () => ['https://generativelanguage.googleapis.com/v1beta'],
   // A custom base is taken as a proxy of the Gemini API itself (CONTRACT section 5 switches protocol only for
   // OpenAI-style providers).
   createModel: (req) =>
@@ -100,6 +122,7 @@ export const PROVIDER_ADAPTERS: Record<LLMModelProvider, ProviderAdapter> = {
   openai: {
     label: 'OpenAI',
     envKeys: ['OPENAI_API_KEY'],
+    officialBases: () => ['https://api.openai.com/v1'],
     // The official endpoint gets the Responses API (the SDK default); a custom base gets Chat Completions, which is
     // what OpenAI-compatible servers implement.
     createModel: (req) =>
@@ -113,6 +136,8 @@ export const PROVIDER_ADAPTERS: Record<LLMModelProvider, ProviderAdapter> = {
   anthropic: {
     label: 'Anthropic',
     envKeys: ['ANTHROPIC_API_KEY'],
+    // The SDK itself takes the unversioned URL for the versioned one.
+    officialBases: () => ['https://api.anthropic.com/v1', 'https://api.anthropic.com'],
     createModel: (req) =>
       createAnthropic({ apiKey: req.apiKey, baseURL: req.baseUrl?.replace(/\/+$/, ''), headers: req.headers, fetch: req.fetch })(req.modelName),
   },
@@ -140,37 +165,31 @@ export const PROVIDER_ADAPTERS: Record<LLMModelProvider, ProviderAdapter> = {
   cloudflare_ai_gw: {
     label: 'Cloudflare AI Gateway',
     envKeys: ['CLOUDFLARE_API_TOKEN', 'CLOUDFLARE_API_KEY'],
+    // A gateway URL (even on gateway.ai.cloudflare.com) names an account the caller chose: not official.
+    officialBases: (env) => {
+      const account = firstEnv(env, CLOUDFLARE_ACCOUNT);
+      return account ? [cloudflareBase(account)] : [];
+    },
     // Without a gateway URL (llm_api_base), the account's Workers AI OpenAI-compatible endpoint is used.
     createModel: (req) =>
-      compatible(
-        'cloudflare_ai_gw',
-        req.baseUrl ??
-          `https://api.cloudflare.com/client/v4/accounts/${encodeURIComponent(requireEnv(req, 'Cloudflare AI Gateway', ['CLOUDFLARE_ACCOUNT_ID'], 'an account id'))}/ai/v1`,
-        req,
-      ),
+      compatible('cloudflare_ai_gw', req.baseUrl ?? cloudflareBase(requireEnv(req, 'Cloudflare AI Gateway', CLOUDFLARE_ACCOUNT, 'an account id')), req),
   },
   amazon_bedrock: {
     label: 'Amazon Bedrock',
     // Bedrock API keys are bearer tokens accepted by its OpenAI-compatible Chat Completions endpoint.
     envKeys: ['AMAZON_BEDROCK_API_KEY', 'AWS_BEDROCK_API_KEY', 'BEDROCK_API_KEY'],
-    createModel: (req) =>
-      compatible(
-        'amazon_bedrock',
-        req.baseUrl ?? `https://bedrock-runtime.${req.env.AWS_REGION ?? req.env.AWS_DEFAULT_REGION ?? 'us-east-1'}.amazonaws.com/openai/v1`,
-        req,
-      ),
+    officialBases: (env) => [bedrockBase(env)],
+    createModel: (req) => compatible('amazon_bedrock', req.baseUrl ?? bedrockBase(req.env), req),
   },
   azure_ai_foundary: {
     label: 'Azure AI Foundry',
     envKeys: ['AZURE_AI_FOUNDRY_API_KEY', 'AZURE_AI_API_KEY', 'AZURE_OPENAI_API_KEY', 'AZURE_API_KEY'],
+    officialBases: (env) => {
+      const resource = firstEnv(env, AZURE_RESOURCE);
+      return resource ? [azureBase(resource)] : [];
+    },
     // The Foundry "v1" endpoint speaks Chat Completions and authenticates keys with the api-key header.
     createModel: (req) =>
-      compatible(
-        'azure_ai_foundary',
-        req.baseUrl ??
-          `https://${requireEnv(req, 'Azure AI Foundry', ['AZURE_AI_FOUNDRY_RESOURCE_NAME', 'AZURE_RESOURCE_NAME'], 'a resource name')}.services.ai.azure.com/openai/v1`,
-        req,
-        'api-key',
-      ),
+      compatible('azure_ai_foundary', req.baseUrl ?? azureBase(requireEnv(req, 'Azure AI Foundry', AZURE_RESOURCE, 'a resource name')), req, 'api-key'),
   },
 };

@@ -32,18 +32,44 @@ describe('LLM credentials and providers', () => {
     expect(rec.outcome!.result).toContain('"team-openai"');
   });
 
-  it('takes the agent key first, then the organization secret, then the environment', async () => {
+  it('takes the agent key first, then the organization secret; never the environment for a custom llm_api_base', async () => {
     const rt = makeRuntime({ secrets: { 'team-openai': 'sk-org-secret' }, env: { OPENAI_API_KEY: 'sk-from-env' } });
     await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials_key: 'team-openai' }) });
     await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: null, llm_credentials_key: 'team-openai' }) });
-    await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: null, llm_credentials_key: null }) });
+    const noKey = await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: null, llm_credentials_key: null }) });
     await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: secretBox.sealJson({ name: 'k', value: 'sk-whole-object' }) }) });
-    expect(llm.requests.map((r) => r.headers.authorization)).toEqual([
-      'Bearer sk-agent-key',
-      'Bearer sk-org-secret',
-      'Bearer sk-from-env',
-      'Bearer sk-whole-object',
-    ]);
+    expect(llm.requests.map((r) => r.headers.authorization)).toEqual(['Bearer sk-agent-key', 'Bearer sk-org-secret', 'Bearer sk-whole-object']);
+    expect(noKey.outcome!.status).toBe('error');
+    expect(noKey.outcome!.result).toContain('not the provider\'s own endpoint');
+    expect(noKey.outcome!.result).not.toContain('sk-from-env');
+  });
+
+  it('uses the server environment for the provider\'s own endpoint, however its URL is written', async () => {
+    const rt = makeRuntime({ env: { OPENAI_API_KEY: 'sk-from-env', ANTHROPIC_API_KEY: 'sk-ant-env', CLOUDFLARE_API_TOKEN: 'cf', CLOUDFLARE_ACCOUNT_ID: 'acc1' } });
+    const source = async (fields: Record<string, unknown>) =>
+      (await rt.llm.resolve(openaiAgent('', { llm_credentials: null, ...fields })).catch((e: Error) => e)) as { credentialSource?: string; message?: string };
+    for (const base of [null, 'https://api.openai.com/v1', 'HTTPS://API.OPENAI.COM:443/v1/', ' https://api.openai.com/v1// ']) {
+      expect((await source({ llm_api_base: base })).credentialSource, String(base)).toBe('environment');
+    }
+    expect((await source({ model_provider: 'anthropic', llm_api_base: 'https://api.anthropic.com' })).credentialSource).toBe('environment');
+    expect((await source({ model_provider: 'cloudflare_ai_gw', llm_api_base: null })).credentialSource).toBe('environment');
+    // Look-alikes of the official endpoint are custom bases: no server key.
+    for (const base of [
+      'http://api.openai.com/v1',
+      'https://api.openai.com.evil.example/v1',
+      'https://user:pw@api.openai.com/v1',
+      'https://api.openai.com/v1?x=1',
+      'https://api.openai.com/v2',
+      'https://api.openai.com:8443/v1',
+      llm.baseUrl,
+    ]) {
+      const r = await source({ llm_api_base: base });
+      expect(r.credentialSource, base).toBeUndefined();
+      expect(r.message, base).toMatch(/not the provider's own endpoint.*OPENAI_API_KEY.*llm_credentials/);
+    }
+    // A gateway URL names an account the caller chose.
+    const gw = await source({ model_provider: 'cloudflare_ai_gw', llm_api_base: 'https://gateway.ai.cloudflare.com/v1/other/gw/openai' });
+    expect(gw.message).toContain('CLOUDFLARE_API_TOKEN');
   });
 
   it('reaches every OpenAI-compatible provider through its llm_api_base', async () => {
