@@ -127,12 +127,13 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
   const db = openDatabase({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'agentry.db'), log });
-  await migrate(db);
+  // Before migrating: data migrations may seal stored values (0012).
+  const masterKey = resolveMasterKey(config.masterKey, config.dataDir);
+  const secretBox = new SecretBox(masterKey);
+  await migrate(db, { secretBox });
   const urls = new PublicUrls();
   urls.api = config.publicApiUrl ?? `http://localhost:${config.apiPort}`;
   urls.webhook = config.publicWebhookUrl ?? `http://localhost:${config.webhookPort}`;
-  const masterKey = resolveMasterKey(config.masterKey, config.dataDir);
-  const secretBox = new SecretBox(masterKey);
 
   // --- organizations and authentication
   const orgsRepo = new OrgsRepository(db);

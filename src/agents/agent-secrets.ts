@@ -7,9 +7,11 @@ import { REDACTED, type SecretBox } from '../lib/secret-box.js';
  * Sealed: `llm_credentials.value`, and every string under a credential-like key (api_key, client_secret, password,
  * token, ...) anywhere inside `tools` entries, `graph` items and `connectivity_details`: the tool-kind resolvers can
  * put an inline MCP server's key into graph settings without sealing it themselves. In header maps (`headers`,
- * `custom_headers`, `llm_extra_headers`) the entries whose name carries a credential (Authorization, X-Api-Key,
- * Helicone-Auth, ...) are sealed; the others stay readable.
- * Writing "********" back (a configuration read and sent again) keeps the stored value.
+ * `custom_headers`) the entries whose name carries a credential (Authorization, X-Api-Key, Helicone-Auth, ...) are
+ * sealed; the others stay readable. Every value of `llm_extra_headers` is sealed: those headers exist to reach an LLM
+ * endpoint or gateway, whose credential headers have names no pattern foresees (issue 20 found them in clear).
+ * Writing "********" back (a configuration read and sent again) keeps the stored value; a header left out of a
+ * PATCH is dropped, as the map is replaced whole.
  */
 
 const SECRET_KEYS: ReadonlySet<string> = new Set([
@@ -31,10 +33,10 @@ const HEADER_MAPS: ReadonlySet<string> = new Set(['headers', 'custom_headers', '
 /** Header names that carry credentials (Authorization, X-Api-Key, Helicone-Auth, Cookie, ...). */
 const SECRET_HEADER = /auth|key|token|secret|cookie|password|signature|credential/i;
 
-function sealHeaderMap(value: Json, prev: Json | undefined, box: SecretBox): Json {
+function sealHeaderMap(value: Json, prev: Json | undefined, box: SecretBox, every = false): Json {
   const out: Json = {};
   for (const [name, v] of Object.entries(value)) {
-    if (typeof v === 'string' && SECRET_HEADER.test(name)) out[name] = v === REDACTED && isSealed(prev?.[name]) ? prev![name] : { $sealed: box.seal(v) };
+    if (typeof v === 'string' && (every || SECRET_HEADER.test(name))) out[name] = v === REDACTED && isSealed(prev?.[name]) ? prev![name] : { $sealed: box.seal(v) };
     else out[name] = v;
   }
   return out;
@@ -78,7 +80,7 @@ export function sealSecrets<T extends Json>(config: T, box: SecretBox, previous?
   for (const root of ROOTS) if (root in out) out[root] = sealDeep(out[root], previous?.[root], box, SECRET_KEYS);
   if (out.llm_credentials) out.llm_credentials = sealDeep(out.llm_credentials, previous?.llm_credentials, box, new Set(['value']));
   if (out.llm_extra_headers && typeof out.llm_extra_headers === 'object') {
-    out.llm_extra_headers = sealHeaderMap(out.llm_extra_headers as Json, previous?.llm_extra_headers as Json | undefined, box);
+    out.llm_extra_headers = sealHeaderMap(out.llm_extra_headers as Json, previous?.llm_extra_headers as Json | undefined, box, true);
   }
   return out as T;
 }

@@ -232,13 +232,13 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
     expect((runnable.config.llm_credentials as { value: string }).value).toBe(secret);
   });
 
-  it('seals credential-carrying headers (inline MCP headers, llm_extra_headers) and keeps the others readable', async () => {
+  it('seals credential-carrying MCP headers and every llm_extra_headers value, and keeps the other MCP headers readable', async () => {
     const secret = 'hdr-secret-' + 'q'.repeat(20);
     const a = await createAgent(t, {
       llm_extra_headers: { 'Helicone-Auth': `Bearer ${secret}`, 'X-Team': 'support' },
       tools: [{ type: 'mcp', url: 'https://mcp.example.com/mcp', name: 'docs', headers: { Authorization: `Bearer ${secret}`, 'X-Region': 'eu' } }],
     });
-    expect(a.llm_extra_headers).toEqual({ 'Helicone-Auth': '********', 'X-Team': 'support' });
+    expect(a.llm_extra_headers).toEqual({ 'Helicone-Auth': '********', 'X-Team': '********' });
     expect(a.tools[0].headers).toEqual({ Authorization: '********', 'X-Region': 'eu' });
     for (const url of [`/v1/agents/${a.id}`, '/v1/agents/full?per_page=50', `/v1/agents/${a.id}/versions/2`]) {
       expect((await t.req('GET', url)).body).not.toContain(secret);
@@ -310,9 +310,11 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       workspace_tools_enabled: false,
     };
     const a = await createAgent(t, full);
-    expect(a).toMatchObject(full);
+    // llm_extra_headers values are write-only (agent-secrets.ts).
+    const shown = { ...full, llm_extra_headers: { 'x-team': '********' } };
+    expect(a).toMatchObject(shown);
     const got = (await t.req('GET', `/v1/agents/${a.id}`)).json();
-    expect(got).toMatchObject(full);
+    expect(got).toMatchObject(shown);
     expect(got).toEqual(a);
   });
 

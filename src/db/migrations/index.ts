@@ -11,6 +11,8 @@ import { mcpUserTokens0008 } from './0008_mcp_user_tokens.js';
 import { partialTaskIndexes0009 } from './0009_partial_task_indexes.js';
 import { taskInbox0010 } from './0010_task_inbox.js';
 import { configNotify0011 } from './0011_config_notify.js';
+import { sealLlmExtraHeaders0012 } from './0012_seal_llm_extra_headers.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 
 /**
  * Forward-only migrations, applied in order on start. Never edit one that has shipped:
@@ -18,7 +20,13 @@ import { configNotify0011 } from './0011_config_notify.js';
  */
 export interface MigrationDef {
   name: string;
-  up(db: Kysely<any>, dialect: DialectName): Promise<void>;
+  up(db: Kysely<any>, dialect: DialectName, ctx: MigrationContext): Promise<void>;
 }
 
-export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009, taskInbox0010, configNotify0011];
+/** What a data migration may need beyond SQL. */
+export interface MigrationContext {
+  /** The master key's box, for migrations that seal stored values; absent in tools that migrate empty databases. */
+  secretBox?: SecretBox;
+}
+
+export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009, taskInbox0010, configNotify0011, sealLlmExtraHeaders0012];
