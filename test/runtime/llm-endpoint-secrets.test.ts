@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import type { Task } from '../../src/tasks/task.types.js';
@@ -136,7 +137,7 @@ describe.each(TEST_DBS)('LLM endpoint secrets (%s)', (kind) => {
     expect((await rawRows(id)).join('\n')).toContain(clear['X-Legacy']);
 
     // Run the migration again, as a database from before it would.
-    await db.deleteFrom('agentry_migrations' as never).where('name' as never, '=', '0012_seal_llm_extra_headers').execute();
+    await forgetMigration();
     expect(await migrate(t.c.db, { secretBox: t.c.secretBox })).toEqual(['0012_seal_llm_extra_headers']);
 
     const rows = await rawRows(id);
@@ -153,10 +154,14 @@ describe.each(TEST_DBS)('LLM endpoint secrets (%s)', (kind) => {
     expect(since(openai, 'openai')[0].headers['x-legacy']).toBe(clear['X-Legacy']);
 
     // Idempotent: a second pass over sealed rows changes nothing.
-    await db.deleteFrom('agentry_migrations' as never).where('name' as never, '=', '0012_seal_llm_extra_headers').execute();
+    await forgetMigration();
     await migrate(t.c.db, { secretBox: t.c.secretBox });
     expect(await rawRows(id)).toEqual(rows);
   });
+
+  async function forgetMigration(): Promise<void> {
+    await sql`delete from agentry_migrations where name = ${'0012_seal_llm_extra_headers'}`.execute(t.c.db.kysely);
+  }
 
   /** Every stored configuration text of the agent: published, draft, versions. */
   async function rawRows(id: string): Promise<string[]> {
