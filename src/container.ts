@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { ensurePrivateDir } from './lib/private-files.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { resolveMasterKey } from './lib/master-key.js';
@@ -126,6 +127,8 @@ export interface ContainerOptions {
 export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
+  // The data directory (database, master key, files) is the service user's alone: 0700, created or tightened.
+  ensurePrivateDir(config.dataDir, (m) => log.warn(m));
   const db = openDatabase({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'agentry.db'), log });
   // Before migrating: data migrations may seal stored values (0012).
   const masterKey = resolveMasterKey(config.masterKey, config.dataDir);

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Sqlite from 'libsql';
+import { ensurePrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenMode } from '../lib/private-files.js';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { createLogger, type Logger } from '../lib/logger.js';
@@ -54,7 +55,7 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
       },
     };
   }
-  if (opts.sqlitePath !== ':memory:') mkdirSync(dirname(opts.sqlitePath), { recursive: true });
+  if (opts.sqlitePath !== ':memory:') createPrivateDatabaseFile(opts.sqlitePath, opts.log);
   const raw = new Sqlite(opts.sqlitePath);
   // WAL lets readers proceed while a writer commits; busy_timeout makes concurrent processes wait, not fail.
   raw.exec('PRAGMA journal_mode=WAL');
@@ -92,6 +93,18 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
       await kysely.destroy();
     },
   };
+}
+
+/**
+ * The database file is created 0600 before SQLite opens it: SQLite creates its -wal and -shm files with the
+ * database file's mode, so they follow. Files of an older version (0644) are tightened here; the directory is
+ * created 0700 when missing (the container tightens the data directory itself).
+ */
+function createPrivateDatabaseFile(path: string, log?: Logger): void {
+  const warn = (m: string) => log?.warn(m);
+  mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+  ensurePrivateFile(path, warn);
+  for (const suffix of ['-wal', '-shm', '-journal']) tightenMode(path + suffix, PRIVATE_FILE_MODE, warn);
 }
 
 /** Booleans are stored as 0/1 integers on both dialects, so one set of queries serves both. */

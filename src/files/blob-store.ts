@@ -2,6 +2,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
+import { ensurePrivateTree, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../lib/private-files.js';
 
 /** Where file bytes live. Keys are chosen by the files service (`<organization>/<file id>`), never by callers. */
 export interface BlobStore {
@@ -35,9 +36,10 @@ export class LocalBlobStore implements BlobStore {
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
     const target = this.path(key);
-    await mkdir(dirname(target), { recursive: true });
+    // Uploaded files are the organizations' data: the service's user only (lib/private-files.ts).
+    await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE });
     const tmp = join(dirname(target), `.${randomBytes(6).toString('hex')}.tmp`);
-    await writeFile(tmp, bytes, { flush: true });
+    await writeFile(tmp, bytes, { flush: true, mode: PRIVATE_FILE_MODE });
     await rename(tmp, target);
   }
 
@@ -57,7 +59,11 @@ export class LocalBlobStore implements BlobStore {
 
 /** The configured store: the local directory by default, S3-compatible storage when AGENTRY_BLOB_STORE=s3. */
 export async function createBlobStore(blob: Config['blob'], dataDir: string): Promise<BlobStore> {
-  if (blob.kind === 'local') return new LocalBlobStore(join(dataDir, 'files'));
+  if (blob.kind === 'local') {
+    // Folders an older version created 0755 are tightened; the files inside them sit behind these 0700 folders.
+    ensurePrivateTree(join(dataDir, 'files'));
+    return new LocalBlobStore(join(dataDir, 'files'));
+  }
   const s3 = blob.s3;
   if (!s3?.bucket || !s3.accessKeyId || !s3.secretAccessKey) {
     throw new Error('Invalid configuration: AGENTRY_BLOB_STORE=s3 needs AGENTRY_S3_BUCKET, AGENTRY_S3_ACCESS_KEY_ID and AGENTRY_S3_SECRET_ACCESS_KEY');

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenMode } from './private-files.js';
 import { parseMasterKey } from './secret-box.js';
 
 /**
@@ -10,12 +11,16 @@ import { parseMasterKey } from './secret-box.js';
 export function resolveMasterKey(configured: string | undefined, dataDir: string): Buffer {
   if (configured) return parseMasterKey(configured);
   const file = join(dataDir, 'master.key');
-  if (existsSync(file)) return parseMasterKey(readFileSync(file, 'utf8'));
-  mkdirSync(dataDir, { recursive: true });
+  if (existsSync(file)) {
+    // A key file of an older version may be 0644.
+    tightenMode(file, PRIVATE_FILE_MODE);
+    return parseMasterKey(readFileSync(file, 'utf8'));
+  }
+  ensurePrivateDir(dataDir);
   const key = randomBytes(32);
   // 'wx' fails if another process created it first; then read theirs.
   try {
-    writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    writeFileSync(file, key.toString('hex') + '\n', { mode: PRIVATE_FILE_MODE, flag: 'wx' });
     return key;
   } catch {
     return parseMasterKey(readFileSync(file, 'utf8'));
