@@ -35,6 +35,13 @@ const EnvSchema = z.object({
   AGENTRY_SCHEMA_NODE_BUDGET: z.coerce.number().int().min(100).default(5000),
   AGENTRY_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
   AGENTRY_MAX_REQUEST_BYTES: z.coerce.number().int().min(1).default(100 * 1024 * 1024),
+  AGENTRY_EXTRACT_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
+  AGENTRY_EXTRACT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  AGENTRY_EXTRACT_MEMORY_MB: z.coerce.number().int().min(64).default(1024),
+  AGENTRY_EXTRACT_QUEUE: z.coerce.number().int().min(0).default(8),
+  AGENTRY_MAX_IMAGE_PIXELS: z.coerce.number().int().min(1).default(40_000_000),
+  AGENTRY_MAX_IMAGE_SIDE: z.coerce.number().int().min(1).default(30_000),
+  AGENTRY_MAX_SHEET_CELLS: z.coerce.number().int().min(1).default(1_000_000),
   AGENTRY_BLOB_STORE: z.enum(['local', 's3']).default('local'),
   AGENTRY_S3_ENDPOINT: z.string().optional(),
   AGENTRY_S3_BUCKET: z.string().optional(),
@@ -66,6 +73,16 @@ export interface Config {
   syncTimeoutMs: number;
   schemaNodeBudget: number;
   files: { maxFileBytes: number; maxRequestBytes: number };
+  /** The extraction host (child processes reading uploads) and what it may decode. */
+  extraction: {
+    processes: number;
+    timeoutMs: number;
+    memoryMb: number;
+    queueLimit: number;
+    maxImagePixels: number;
+    maxImageSide: number;
+    maxSheetCells: number;
+  };
   blob: {
     kind: 'local' | 's3';
     s3?: { endpoint?: string; bucket: string; region: string; accessKeyId?: string; secretAccessKey?: string };
@@ -111,6 +128,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     syncTimeoutMs: e.AGENTRY_SYNC_TIMEOUT_MS,
     schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,
     files: { maxFileBytes: e.AGENTRY_MAX_FILE_BYTES, maxRequestBytes: e.AGENTRY_MAX_REQUEST_BYTES },
+    extraction: {
+      processes: e.AGENTRY_EXTRACT_PROCESSES,
+      timeoutMs: e.AGENTRY_EXTRACT_TIMEOUT_MS,
+      memoryMb: e.AGENTRY_EXTRACT_MEMORY_MB,
+      queueLimit: e.AGENTRY_EXTRACT_QUEUE,
+      maxImagePixels: e.AGENTRY_MAX_IMAGE_PIXELS,
+      maxImageSide: e.AGENTRY_MAX_IMAGE_SIDE,
+      maxSheetCells: e.AGENTRY_MAX_SHEET_CELLS,
+    },
     blob: {
       kind: e.AGENTRY_BLOB_STORE,
       s3: e.AGENTRY_S3_BUCKET

@@ -31,7 +31,7 @@ import type { TaskWorker } from './tasks/task.worker.js';
 import { DEFAULT_ARCHIVE_LIMITS } from './files/archive.js';
 import { createBlobStore } from './files/blob-store.js';
 import { FileSigner } from './files/file-signer.js';
-import { createExtractors, OcrEngine } from './files/extractors/index.js';
+import { ExtractionPool } from './files/extraction-pool.js';
 import { FilesRepository } from './files/files.repository.js';
 import { FilesService } from './files/files.service.js';
 import { WebhookChannelsRepository } from './webhooks/webhook-channels.repository.js';
@@ -191,16 +191,18 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   background.push({ start: async () => {}, stop: () => tasksModule.signals.close() });
 
   // --- files and webhooks (issue 4)
-  const ocr = new OcrEngine();
-  background.push({ start: async () => {}, stop: () => ocr.close() });
+  // Uploads are read in child processes (started on the first upload), never on this process's main thread.
+  const { maxImagePixels, maxImageSide, maxSheetCells, ...host } = config.extraction;
+  const extraction = new ExtractionPool(host, log);
+  background.push({ start: async () => {}, stop: () => extraction.close() });
   const files = new FilesService(
     new FilesRepository(db),
     await createBlobStore(config.blob, config.dataDir),
     new FileSigner(masterKey),
-    createExtractors(ocr),
+    extraction,
     clock,
     urls,
-    { ...config.files, archive: DEFAULT_ARCHIVE_LIMITS },
+    { ...config.files, archive: DEFAULT_ARCHIVE_LIMITS, content: { image: { maxPixels: maxImagePixels, maxSide: maxImageSide }, maxSheetCells } },
     log,
   );
   // The agents service answers the receiver's narrow WebhookAgentDirectory port (find: status, developer access).
@@ -250,7 +252,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     void jobWakeups.notify();
   };
   knowledge.agentExists = async (orgId, agentId) => (await agents.find(orgId, agentId)) !== undefined;
-  // First in `background`, so it stops (handing its jobs back) before the OCR engine and the database it uses close.
+  // First in `background`, so it stops (handing its jobs back) before the extraction host and the database it uses close.
   background.unshift(knowledgeIndexer);
   agents.useKnowledgeBaseLookup(knowledge);
   runtime.tools.register('knowledge', new KnowledgeToolProvider(knowledge));

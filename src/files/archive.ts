@@ -18,12 +18,28 @@ export class ArchiveLimitError extends Error {
   }
 }
 
+export interface ArchiveSpent {
+  entries: number;
+  bytes: number;
+}
+
 /** Spends one budget across an archive and everything nested in it. */
 export class ArchiveBudget {
-  private entries = 0;
-  private bytes = 0;
+  private entries: number;
+  private bytes: number;
 
-  constructor(readonly limits: ArchiveLimits) {}
+  /** `spent` carries a request's budget across files extracted one at a time (in the extraction host). */
+  constructor(
+    readonly limits: ArchiveLimits,
+    spent: ArchiveSpent = { entries: 0, bytes: 0 },
+  ) {
+    this.entries = spent.entries;
+    this.bytes = spent.bytes;
+  }
+
+  get spent(): ArchiveSpent {
+    return { entries: this.entries, bytes: this.bytes };
+  }
 
   /** Charges the entries of one archive (by their declared sizes) before any of them is inflated. */
   charge(entryCount: number, declaredBytes: number): void {

@@ -5,11 +5,13 @@ import { newId, UUID_RE } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { PublicUrls } from '../lib/urls.js';
 import type { TaskFile } from '../tasks/task.types.js';
-import { ArchiveBudget, ArchiveLimitError, type ArchiveLimits } from './archive.js';
+import type { ArchiveLimits, ArchiveSpent } from './archive.js';
 import type { BlobStore } from './blob-store.js';
 import { ACCEPTED_LABELS, detectKind, KIND_INFO, type FileKind } from './file-kinds.js';
 import { PRESIGN_TTL_MS, type FileSigner } from './file-signer.js';
-import type { ExtractorRegistry } from './extractors/index.js';
+import type { TextExtraction } from './extraction-pool.js';
+import type { ContentLimits } from './extractors/extractor.js';
+import { ImageHeaderError, isImageKind, overImageLimits, readImageSize } from './image-header.js';
 import type { FileRecord, FilesRepository } from './files.repository.js';
 
 /** A file as received: its name as the caller gave it and its bytes. */
@@ -45,6 +47,7 @@ export interface FilesLimits {
   maxFileBytes: number;
   maxRequestBytes: number;
   archive: ArchiveLimits;
+  content: ContentLimits;
 }
 
 /** The most extracted text one file contributes to a task; the whole text stays stored with the file. */
@@ -60,7 +63,7 @@ export class FilesService {
     private readonly repo: FilesRepository,
     private readonly blobs: BlobStore,
     private readonly signer: FileSigner,
-    private readonly extractors: ExtractorRegistry,
+    private readonly extraction: TextExtraction,
     private readonly clock: Clock,
     private readonly urls: PublicUrls,
     readonly limits: FilesLimits,
@@ -85,12 +88,21 @@ export class FilesService {
     this.checkRequestSize(files.reduce((n, f) => n + f.bytes.byteLength, 0));
     for (const f of files) this.checkFileSize(f.name, f.bytes.byteLength);
     // One budget for the whole request: a bomb split over several archives is still a bomb.
-    const budget = new ArchiveBudget(this.limits.archive);
+    let spent: ArchiveSpent = { entries: 0, bytes: 0 };
     const out: PreparedFile[] = [];
     for (const f of files) {
       const kind = await detectKind(f.name, f.bytes);
       if (!kind) throw new AppError('unsupported_media', `Unsupported file type: '${f.name}' (accepted: ${ACCEPTED_LABELS})`);
-      const text = await this.extractOrRefuse(f.name, kind, f.bytes, budget);
+      this.checkImage(f.name, kind, f.bytes);
+      const result = await this.extraction.extract({ name: f.name, kind, bytes: f.bytes, archive: this.limits.archive, spent, limits: this.limits.content });
+      this.log.debug({ file_kind: kind, size: f.bytes.byteLength, ms: result.ms, peak_rss_mb: result.peakRssMb }, 'file extracted');
+      if (!result.ok) {
+        if (result.failure === 'too_large') throw new AppError('too_large', `File '${f.name}' ${result.reason}`);
+        this.log.info({ reason: result.reason, file_kind: kind }, 'file could not be read');
+        throw new AppError('unsupported_media', `File '${f.name}' could not be read as ${KIND_INFO[kind].label}`);
+      }
+      spent = result.spent;
+      const text = result.text;
       out.push({
         name: f.name,
         kind,
@@ -103,36 +115,20 @@ export class FilesService {
     return out;
   }
 
-  private async extractOrRefuse(name: string, kind: FileKind, bytes: Uint8Array, budget: ArchiveBudget): Promise<string> {
+  /**
+   * Image dimensions from the header, on the main thread before any decoder runs: microseconds, and a 60000x60000
+   * PNG is refused (413) instead of allocating 14 GB. A header that cannot be read is refused (415).
+   */
+  private checkImage(name: string, kind: FileKind, bytes: Uint8Array): void {
+    if (!isImageKind(kind)) return;
+    let over: string | undefined;
     try {
-      return await this.extract(name, kind, bytes, 0, budget);
+      over = overImageLimits(readImageSize(kind, bytes), this.limits.content.image);
     } catch (e) {
-      if (e instanceof ArchiveLimitError) {
-        throw new AppError('too_large', `File '${name}' unpacks beyond the archive limits (${e.reason})`);
-      }
-      if (e instanceof AppError) throw e;
-      this.log.info({ err: e, kind }, 'file could not be read');
-      throw new AppError('unsupported_media', `File '${name}' could not be read as ${KIND_INFO[kind].label}`);
+      if (e instanceof ImageHeaderError) throw new AppError('unsupported_media', `File '${name}' could not be read as ${KIND_INFO[kind].label}: ${e.message}`);
+      throw e;
     }
-  }
-
-  private extract(name: string, kind: FileKind, bytes: Uint8Array, depth: number, budget: ArchiveBudget): Promise<string> {
-    return this.extractors[kind](bytes, {
-      name,
-      depth,
-      budget,
-      extractNested: async (entryName, entryBytes, entryDepth) => {
-        const entryKind = await detectKind(entryName, entryBytes);
-        if (!entryKind) return undefined;
-        try {
-          return { kind: entryKind, text: await this.extract(entryName, entryKind, entryBytes, entryDepth, budget) };
-        } catch (e) {
-          // A damaged entry costs only its own text; the limits still refuse the whole upload.
-          if (e instanceof ArchiveLimitError) throw e;
-          return { kind: entryKind, text: `(could not be read as ${KIND_INFO[entryKind].label})` };
-        }
-      },
-    });
+    if (over) throw new AppError('too_large', `File '${name}' is too large to read: the image is ${over}`);
   }
 
   /** Stores prepared files for the organization: every blob and row, or (on failure) none of them. */

@@ -134,7 +134,9 @@ export class DocumentReader {
       const [p] = await this.files.prepare([{ name, bytes }]);
       return { mimeType: p!.mimeType, text: p!.text, table: p!.kind === 'csv' };
     } catch (e) {
-      if (e instanceof AppError) throw new DocumentReadError(e.message, true);
+      // A file the extraction host refused (413/415, a crash or a timeout there included) fails the document for
+      // good: retrying it would only repeat the failure. A busy host (503) is worth a later attempt.
+      if (e instanceof AppError) throw new DocumentReadError(e.message, e.code !== 'unavailable');
       throw e;
     }
   }

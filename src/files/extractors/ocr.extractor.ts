@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Worker } from 'tesseract.js';
-import { asBuffer, type Extractor } from './extractor.js';
+import { isImageKind, overImageLimits, readImageSize } from '../image-header.js';
+import { asBuffer, ContentLimitError, type Extractor } from './extractor.js';
 
 /**
  * OCR with one tesseract worker, started on the first image and kept warm (starting one costs most of a second).
@@ -10,7 +11,12 @@ import { asBuffer, type Extractor } from './extractor.js';
 export class OcrEngine {
   private worker?: Promise<Worker>;
 
-  readonly extract: Extractor = async (bytes) => {
+  readonly extract: Extractor = async (bytes, ctx) => {
+    // Also checked on the service's main thread for uploads; here for images found inside archives.
+    if (isImageKind(ctx.kind)) {
+      const over = overImageLimits(readImageSize(ctx.kind, bytes), ctx.limits.image);
+      if (over) throw new ContentLimitError(`the image is ${over}`);
+    }
     const worker = await this.start();
     const { data } = await worker.recognize(asBuffer(bytes));
     return data.text.replace(/[ \t]+\n/g, '\n').trim();

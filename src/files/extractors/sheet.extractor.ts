@@ -1,22 +1,44 @@
 import Papa from 'papaparse';
 import { checkContainer } from '../archive.js';
 import { decodeText } from '../file-kinds.js';
-import type { Extractor } from './extractor.js';
+import { countXlsCells, countXlsxCells, denseSheetToCsv, SheetLimitError } from '../sheet-guard.js';
+import { ContentLimitError, type Extractor } from './extractor.js';
 
-/** Every sheet as CSV under its name: a table the model reads reliably. The reader loads on first use. */
+/** The most text one workbook contributes; a row padded out to column XFD stops here instead of growing. */
+export const MAX_SHEET_TEXT_CHARS = 10_000_000;
+
+/**
+ * Every sheet as CSV under its name: a table the model reads reliably. The reader loads on first use. Sheets are
+ * read dense and written from the cells that exist: the declared range (`!ref`) is never walked, since a hostile
+ * file declares A1:XFD1048576 around two cells.
+ */
 async function workbookText(bytes: Uint8Array): Promise<string> {
   const XLSX = await import('@e965/xlsx');
-  const book = XLSX.read(bytes, { type: 'array', cellFormula: false, cellHTML: false, cellStyles: false });
-  return book.SheetNames.map((name) => {
-    const csv = XLSX.utils.sheet_to_csv(book.Sheets[name]!, { blankrows: false }).trim();
-    return `Sheet: ${name}\n${csv}`;
-  }).join('\n\n');
+  const book = XLSX.read(bytes, { type: 'array', dense: true, cellFormula: false, cellHTML: false, cellStyles: false });
+  let budget = MAX_SHEET_TEXT_CHARS;
+  const parts: string[] = [];
+  for (const name of book.SheetNames) {
+    const sheet = book.Sheets[name] as unknown as { '!data'?: Parameters<typeof denseSheetToCsv>[0] };
+    const { csv, truncated } = denseSheetToCsv(sheet['!data'], (c) => XLSX.utils.format_cell(c as never), budget);
+    budget -= csv.length;
+    parts.push(`Sheet: ${name}\n${csv.trim()}${truncated ? `\n[... text truncated at ${MAX_SHEET_TEXT_CHARS} characters]` : ''}`);
+    if (truncated) break;
+  }
+  return parts.join('\n\n');
 }
 
-export const xlsExtractor: Extractor = async (bytes) => workbookText(bytes);
+function checkCells(count: number | undefined, limit: number): void {
+  if (count !== undefined && count > limit) throw new ContentLimitError(new SheetLimitError(count, limit).message);
+}
+
+export const xlsExtractor: Extractor = async (bytes, ctx) => {
+  checkCells(countXlsCells(bytes, ctx.limits.maxSheetCells), ctx.limits.maxSheetCells);
+  return workbookText(bytes);
+};
 
 export const xlsxExtractor: Extractor = async (bytes, ctx) => {
   checkContainer(bytes, ctx.budget.limits);
+  checkCells(countXlsxCells(bytes, ctx.limits.maxSheetCells), ctx.limits.maxSheetCells);
   return workbookText(bytes);
 };
 

@@ -1,0 +1,198 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { AppError } from '../errors.js';
+import type { Logger } from '../lib/logger.js';
+import type { ExtractJob, ExtractOutcome } from './extract-file.js';
+
+/**
+ * Runs extraction jobs in a small pool of child processes (the extraction host, extraction.child.ts), each with a
+ * wall-clock deadline and a memory ceiling after which the child is SIGKILLed and replaced. Processes rather than
+ * worker threads: a worker's resourceLimits bound only the V8 heap, while tesseract's WebAssembly memory and
+ * native buffers are not, and a process can be killed from outside whatever it is doing. The ceiling is enforced by
+ * polling the child's resident set in /proc (VmRSS); without /proc only the deadline and the V8 heap flag apply.
+ */
+
+export interface ExtractionPoolOptions {
+  /** Child processes; each runs one job at a time. */
+  processes: number;
+  /** Wall-clock time one file may take (a fresh child also gets STARTUP_MS to load). */
+  timeoutMs: number;
+  /** Resident memory of a child, in MiB, above which it is killed. */
+  memoryMb: number;
+  /** Jobs waiting for a free child beyond which new ones are answered 503. */
+  queueLimit: number;
+}
+
+export type ExtractResult = ExtractOutcome & { ms: number; peakRssMb?: number };
+
+/** How the file service reaches the host: a job in, an outcome out; never throws for a bad file. */
+export interface TextExtraction {
+  extract(job: ExtractJob): Promise<ExtractResult>;
+  close(): Promise<void>;
+}
+
+const STARTUP_MS = 20_000;
+const POLL_MS = 50;
+const MB = 1024 * 1024;
+
+interface Pending {
+  job: ExtractJob;
+  resolve(r: ExtractResult): void;
+}
+
+interface Running {
+  id: number;
+  pending: Pending;
+  started: number;
+  peakRss: number;
+  timers: NodeJS.Timeout[];
+}
+
+interface Slot {
+  child?: ChildProcess;
+  ready?: Promise<void>;
+  running?: Running;
+}
+
+/** The child's entry: the sibling .js when running from dist/, the .ts through tsx when running from sources. */
+function childEntry(): { path: string; execArgv: string[] } {
+  const fromSources = import.meta.url.endsWith('.ts');
+  const path = fileURLToPath(new URL(fromSources ? './extraction.child.ts' : './extraction.child.js', import.meta.url));
+  const loader = fromSources ? ['--import', createRequire(import.meta.url).resolve('tsx')] : [];
+  return { path, execArgv: loader };
+}
+
+/** The resident set of a process in bytes; undefined when /proc cannot tell (not Linux, process gone). */
+export function residentBytes(pid: number): number | undefined {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class ExtractionPool implements TextExtraction {
+  private readonly slots: Slot[];
+  private readonly queue: Pending[] = [];
+  private seq = 0;
+  private closed = false;
+
+  constructor(
+    private readonly opts: ExtractionPoolOptions,
+    private readonly log: Logger,
+  ) {
+    this.slots = Array.from({ length: opts.processes }, () => ({}));
+  }
+
+  extract(job: ExtractJob): Promise<ExtractResult> {
+    if (this.closed) return Promise.reject(new AppError('unavailable', 'The service is stopping', { retryAfter: 5 }));
+    const free = this.slots.some((s) => !s.running);
+    if (!free && this.queue.length >= this.opts.queueLimit) {
+      return Promise.reject(new AppError('unavailable', 'Too many files are being read right now; retry shortly', { retryAfter: 5 }));
+    }
+    return new Promise((resolve) => {
+      this.queue.push({ job, resolve });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const p of this.queue.splice(0)) p.resolve({ ok: false, failure: 'unreadable', reason: 'the service is stopping', ms: 0 });
+    for (const slot of this.slots) this.kill(slot, 'the service is stopping');
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (slot.running || !this.queue.length) continue;
+      this.run(slot, this.queue.shift()!);
+    }
+  }
+
+  private run(slot: Slot, pending: Pending): void {
+    const fresh = !slot.child;
+    const child = slot.child ?? this.spawn(slot);
+    const running: Running = { id: ++this.seq, pending, started: Date.now(), peakRss: 0, timers: [] };
+    slot.running = running;
+    const deadline = this.opts.timeoutMs + (fresh ? STARTUP_MS : 0);
+    running.timers.push(setTimeout(() => this.kill(slot, `took longer than ${this.opts.timeoutMs / 1000} s to read`, 'too_large'), deadline));
+    const ceiling = this.opts.memoryMb * MB;
+    const poll = setInterval(() => {
+      const rss = child.pid === undefined ? undefined : residentBytes(child.pid);
+      if (rss === undefined) return clearInterval(poll);
+      running.peakRss = Math.max(running.peakRss, rss);
+      if (rss > ceiling) this.kill(slot, `needed more than ${this.opts.memoryMb} MB of memory to read`, 'too_large');
+    }, POLL_MS);
+    running.timers.push(poll);
+    void slot.ready!.then(() => {
+      if (slot.running === running) child.send({ id: running.id, job: pending.job });
+    });
+  }
+
+  private spawn(slot: Slot): ChildProcess {
+    const { path, execArgv } = childEntry();
+    const child = fork(path, [], {
+      // No environment: the host needs no configuration and must never hold the service's credentials.
+      env: {},
+      execArgv: [...execArgv, `--max-old-space-size=${this.opts.memoryMb}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    slot.child = child;
+    slot.ready = new Promise<void>((resolve) => {
+      child.on('message', (msg: { ready?: boolean; id?: number; outcome?: ExtractOutcome }) => {
+        if (msg.ready) return resolve();
+        if (slot.child === child && slot.running && msg.id === slot.running.id && msg.outcome) this.finish(slot, msg.outcome);
+      });
+    });
+    child.on('error', (e) => this.log.warn({ err: e }, 'extraction host error'));
+    child.on('exit', (code, signal) => {
+      if (slot.child !== child) return;
+      slot.child = undefined;
+      // A reader that crashed the host (a native abort, an exception outside any promise, V8 out of heap).
+      const outOfHeap = signal === 'SIGABRT' || code === 134;
+      if (slot.running) {
+        this.log.warn({ code, signal, file_kind: slot.running.pending.job.kind }, 'extraction host exited while reading a file');
+        this.finish(
+          slot,
+          outOfHeap
+            ? { ok: false, failure: 'too_large', reason: `needed more than ${this.opts.memoryMb} MB of memory to read` }
+            : { ok: false, failure: 'unreadable', reason: 'the reader stopped on it' },
+        );
+      }
+    });
+    return child;
+  }
+
+  /** SIGKILL always works, whatever the child is doing; the job fails with `reason`, the next job gets a new child. */
+  private kill(slot: Slot, reason: string, failure: 'too_large' | 'unreadable' = 'unreadable'): void {
+    const child = slot.child;
+    slot.child = undefined;
+    child?.kill('SIGKILL');
+    if (slot.running) {
+      this.log.warn({ file_kind: slot.running.pending.job.kind, reason }, 'extraction host killed');
+      this.finish(slot, { ok: false, failure, reason });
+    }
+  }
+
+  private finish(slot: Slot, outcome: ExtractOutcome): void {
+    const running = slot.running!;
+    slot.running = undefined;
+    for (const t of running.timers) clearTimeout(t);
+    const rss = slot.child?.pid === undefined ? undefined : residentBytes(slot.child.pid);
+    running.peakRss = Math.max(running.peakRss, rss ?? 0);
+    const peakRssMb = running.peakRss ? Math.round(running.peakRss / MB) : undefined;
+    // WebAssembly memory never shrinks: a child left above half its ceiling is replaced so the next file starts
+    // with full headroom and an idle service does not keep a gigabyte resident.
+    if (slot.child && rss !== undefined && rss > (this.opts.memoryMb * MB) / 2) {
+      const child = slot.child;
+      slot.child = undefined;
+      child.kill('SIGKILL');
+    }
+    running.pending.resolve({ ...outcome, ms: Date.now() - running.started, peakRssMb });
+    this.pump();
+  }
+}
