@@ -135,14 +135,14 @@ export class CustomFunctionsService {
 
   private async runInSandbox(f: CustomFunctionRecord, args: Record<string, unknown>, signal?: AbortSignal): Promise<ExecutionResult> {
     const started = this.clock.now();
-    const outcome = await this.sandbox.run(f.code, args, signal);
+    const outcome = await this.sandbox.run(f.organizationId, f.code, args, signal);
     const execution_time_ms = Math.max(0, this.clock.now() - started);
     if (outcome.ok) return { status: 'success', result: outcome.result, error: null, error_kind: null, logs: outcome.logs, execution_time_ms };
     return { status: 'error', result: null, error: outcome.error, error_kind: outcome.kind, logs: outcome.logs, execution_time_ms };
   }
 
   private async analyse(f: CustomFunctionRecord): Promise<CustomFunctionRecord> {
-    const outcome = await this.sandbox.analyse(f.code);
+    const outcome = await this.sandbox.analyse(f.organizationId, f.code);
     const verdict = analysisVerdict(outcome);
     if (verdict) {
       await this.repo.setAnalysis(f.organizationId, f.id, f.code, verdict.status, verdict.details, this.clock.now());

@@ -1,13 +1,16 @@
 import { setBounded } from '../lib/bounded-map.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ValidationIssue } from '../errors.js';
+import { strictRegExp } from '../lib/safe-regexp.js';
+import { schemaSizeProblem } from '../lib/schema-limits.js';
 
 /**
  * JSON Schema checks for custom-function arguments. Compiled validators are cached by schema text: the same
  * function is executed many times with the same schema.
  */
 
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true });
+// Patterns run on RE2 (linear time); one RE2 cannot run makes the schema invalid, so create answers 422 naming it.
+const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true, code: { regExp: strictRegExp } });
 const cache = new Map<string, ValidateFunction>();
 const MAX_CACHE = 500;
 
@@ -15,6 +18,8 @@ const MAX_CACHE = 500;
 export function argumentSchemaProblem(schema: Record<string, unknown>): string | undefined {
   if (Object.keys(schema).length === 0) return undefined;
   if (schema.type !== undefined && schema.type !== 'object') return 'input_schema must describe an object (type "object")';
+  const tooLarge = schemaSizeProblem(schema);
+  if (tooLarge) return `input_schema is too large: ${tooLarge}`;
   try {
     compile(schema);
     return undefined;
@@ -27,6 +32,8 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
   const key = JSON.stringify(schema);
   let fn = cache.get(key);
   if (!fn) {
+    const tooLarge = schemaSizeProblem(schema);
+    if (tooLarge) throw new Error(tooLarge);
     fn = ajv.compile(schema);
     setBounded(cache, key, fn, MAX_CACHE);
   }
@@ -36,7 +43,13 @@ function compile(schema: Record<string, unknown>): ValidateFunction {
 /** Validates `value` against `schema`; issues are located under `loc` (e.g. ['body','args']). */
 export function validateArguments(schema: Record<string, unknown>, value: unknown, loc: (string | number)[]): ValidationIssue[] {
   if (Object.keys(schema).length === 0) return [];
-  const fn = compile(schema);
+  let fn: ValidateFunction;
+  try {
+    fn = compile(schema);
+  } catch (e) {
+    // A schema stored before a limit existed: the arguments cannot be checked, so they are not accepted unchecked.
+    return [{ loc, msg: `Value error, the function's input_schema cannot be used: ${(e as Error).message}`, type: 'value_error' }];
+  }
   if (fn(value)) return [];
   return (fn.errors ?? []).map((e) => toIssue(e, loc));
 }

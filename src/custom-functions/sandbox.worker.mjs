@@ -15,7 +15,40 @@ import { newQuickJSWASMModule } from 'quickjs-emscripten';
 const MAX_LOG_LINES = 100;
 const MAX_LOG_CHARS = 2000;
 const MAX_RESULT_CHARS = 1_000_000;
+const MAX_RESULT_DEPTH = 200;
 const STACK_BYTES = 256 * 1024;
+
+/**
+ * Evaluated in every fresh context before the tenant's code. It captures the intrinsics the call relies on (JSON,
+ * String) in a closure, so code that replaces `JSON.stringify` or pollutes prototypes cannot change what the wrapper
+ * does; the host's log function is reachable only through that closure, and receives strings of bounded length.
+ * The wrapper resolves to a string only (an array or object result could be made a thenable through
+ * Object.prototype.then); text longer than the limit comes back as RESULT_TOO_LARGE, which is not valid JSON.
+ */
+const RESULT_TOO_LARGE = '\u0000too-large';
+const PRELUDE = `(function (hostLog, maxResultChars, maxLogChars) {
+  'use strict';
+  const parse = JSON.parse, stringify = JSON.stringify, toText = String;
+  const slice = Function.prototype.call.bind(String.prototype.slice);
+  const show = (v) => {
+    if (typeof v === 'string') return v;
+    try { const t = stringify(v); if (typeof t === 'string') return t; } catch (e) {}
+    try { return toText(v); } catch (e) { return '[unprintable value]'; }
+  };
+  const logger = (level) => function () {
+    let line = '';
+    for (let i = 0; i < arguments.length && line.length <= maxLogChars; i++) line += (i ? ' ' : '') + show(arguments[i]);
+    hostLog(level, line.length > maxLogChars ? slice(line, 0, maxLogChars) : line);
+  };
+  globalThis.console = { log: logger('log'), info: logger('info'), warn: logger('warn'), error: logger('error'), debug: logger('debug') };
+  return async function (argsJson) {
+    const r = await run(parse(argsJson));
+    if (r === undefined) return 'null';
+    const text = stringify(r);
+    if (typeof text !== 'string') return 'null';
+    return text.length > maxResultChars ? ${JSON.stringify(RESULT_TOO_LARGE)} : text;
+  };
+})`;
 
 let quickjs = await newQuickJSWASMModule();
 let baseHeapBytes = heapBytes();
@@ -70,26 +103,28 @@ function runJob(job) {
     return limits.memoryExceeded || Date.now() > deadline;
   });
   const ctx = rt.newContext();
+  let callFn;
   try {
-    installConsole(ctx, logs);
+    const prelude = installPrelude(ctx, logs);
+    if (prelude.error) return failure(ctx, prelude.error, logs, limits, 'internal');
+    callFn = prelude.value;
     const loaded = ctx.evalCode(job.code, 'function.js', { type: 'global' });
     if (loaded.error) return failure(ctx, loaded.error, logs, limits, 'syntax');
     loaded.value.dispose();
 
     const kind = ctx.evalCode('typeof run');
     if (kind.error) return failure(ctx, kind.error, logs, limits, 'runtime');
-    const type = ctx.getString(kind.value);
+    const type = ctx.typeof(kind.value) === 'string' ? ctx.getString(kind.value) : '';
     kind.value.dispose();
     if (type !== 'function') {
       return { ok: false, kind: 'invalid', error: 'The code must define `async function run(args)`', logs };
     }
     if (job.op === 'analyse') return { ok: true, logs };
 
-    // The arguments enter as a JSON string literal; the result leaves as JSON text: no handle crosses the boundary.
-    const call = ctx.evalCode(
-      `(async () => { const r = await run(JSON.parse(${JSON.stringify(job.argsJson)})); ` +
-        `return r === undefined ? 'null' : JSON.stringify(r); })()`,
-    );
+    // The arguments enter as a JSON string; the result leaves as JSON text: no object handle crosses the boundary.
+    const argsHandle = ctx.newString(job.argsJson);
+    const call = ctx.callFunction(callFn, ctx.undefined, argsHandle);
+    argsHandle.dispose();
     if (call.error) return failure(ctx, call.error, logs, limits, 'runtime');
     const promise = call.value;
     try {
@@ -101,12 +136,10 @@ function runJob(job) {
         if (state.type === 'fulfilled') {
           const text = ctx.typeof(state.value) === 'string' ? ctx.getString(state.value) : 'null';
           state.value.dispose();
-          if (text.length > MAX_RESULT_CHARS) {
-            return { ok: false, kind: 'limit', error: `The result is larger than ${MAX_RESULT_CHARS} characters`, logs };
-          }
-          return { ok: true, resultJson: text, logs };
+          return resultReply(text, logs);
         }
         if (state.type === 'rejected') return failure(ctx, state.error, logs, limits, 'runtime');
+        if (Date.now() > deadline) return { ok: false, kind: 'timeout', error: 'The function ran past its time limit and was stopped', logs };
         if (done) {
           return { ok: false, kind: 'runtime', error: 'run(args) never settled: it awaits something that cannot resolve here', logs };
         }
@@ -115,15 +148,71 @@ function runJob(job) {
       promise.dispose();
     }
   } finally {
+    callFn?.dispose();
     ctx.dispose();
     rt.dispose();
   }
 }
 
+function installPrelude(ctx, logs) {
+  const hostLog = ctx.newFunction('log', (levelHandle, textHandle) => {
+    if (logs.length >= MAX_LOG_LINES) return;
+    const level = ctx.typeof(levelHandle) === 'string' ? ctx.getString(levelHandle) : 'log';
+    const text = ctx.typeof(textHandle) === 'string' ? ctx.getString(textHandle) : '';
+    logs.push(`[${level}] ${text}`.slice(0, MAX_LOG_CHARS));
+  });
+  const factory = ctx.evalCode(PRELUDE, 'prelude.js');
+  if (factory.error) {
+    hostLog.dispose();
+    return factory;
+  }
+  const maxResult = ctx.newNumber(MAX_RESULT_CHARS);
+  const maxLog = ctx.newNumber(MAX_LOG_CHARS);
+  const made = ctx.callFunction(factory.value, ctx.undefined, hostLog, maxResult, maxLog);
+  for (const h of [factory.value, hostLog, maxResult, maxLog]) h.dispose();
+  return made;
+}
+
+/**
+ * The parent parses the text on the main thread: it must be JSON, and shallow enough that parsing it and
+ * serialising it again (traces, the LLM's tool result) cannot overflow a stack there.
+ */
+function resultReply(text, logs) {
+  if (text === RESULT_TOO_LARGE || text.length > MAX_RESULT_CHARS) {
+    return { ok: false, kind: 'limit', error: `The result is larger than ${MAX_RESULT_CHARS} characters`, logs };
+  }
+  if (nestingDepth(text) > MAX_RESULT_DEPTH) {
+    return { ok: false, kind: 'limit', error: `The result is nested more than ${MAX_RESULT_DEPTH} levels deep`, logs };
+  }
+  try {
+    JSON.parse(text);
+  } catch {
+    return { ok: false, kind: 'invalid', error: 'The result could not be serialised as JSON', logs };
+  }
+  return { ok: true, resultJson: text, logs };
+}
+
+/** Deepest nesting of arrays and objects in JSON text (brackets inside strings do not count). */
+function nestingDepth(text) {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) max = Math.max(max, ++depth);
+    else if (c === 93 || c === 125) depth--;
+  }
+  return max;
+}
+
 function failure(ctx, handle, logs, limits, fallbackKind) {
-  const err = ctx.dump(handle);
+  const err = describeThrown(ctx, handle);
   handle.dispose();
-  const message = typeof err === 'object' && err !== null ? `${err.name ?? 'Error'}: ${err.message ?? ''}` : String(err);
+  const message = typeof err === 'object' && err !== null ? `${text(err.name ?? 'Error')}: ${text(err.message ?? '')}` : text(err);
   const interrupted = /interrupted/i.test(message);
   if (interrupted && !limits.memoryExceeded && Date.now() > limits.deadline) {
     return { ok: false, kind: 'timeout', error: 'The function ran past its time limit and was stopped', logs };
@@ -134,32 +223,32 @@ function failure(ctx, handle, logs, limits, fallbackKind) {
   if (/stack overflow/i.test(message)) {
     return { ok: false, kind: 'memory', error: 'The function exceeded its stack limit (too deep recursion) and was stopped', logs };
   }
-  const line = typeof err === 'object' && err?.stack ? `\n${String(err.stack).split('\n').slice(0, 5).join('\n')}` : '';
+  const line = typeof err === 'object' && err?.stack ? `\n${text(err.stack).split('\n').slice(0, 5).join('\n')}` : '';
   return { ok: false, kind: fallbackKind, error: (message + line).slice(0, 4000), logs };
 }
 
-function installConsole(ctx, logs) {
-  const consoleObj = ctx.newObject();
-  for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
-    const fn = ctx.newFunction(level, (...args) => {
-      if (logs.length >= MAX_LOG_LINES) return;
-      const parts = args.map((a) => {
-        const v = ctx.dump(a);
-        return typeof v === 'string' ? v : safeJson(v);
-      });
-      logs.push(`[${level}] ${parts.join(' ')}`.slice(0, MAX_LOG_CHARS));
-    });
-    ctx.setProp(consoleObj, level, fn);
-    fn.dispose();
+/**
+ * The thrown value as plain data. Dumping runs the value's getters and toJSON inside QuickJS (still under the
+ * interrupt handler); a value that cannot be described at all still ends as an error of this one call.
+ */
+function describeThrown(ctx, handle) {
+  try {
+    return ctx.dump(handle);
+  } catch {
+    return 'The function threw a value that cannot be described';
   }
-  ctx.setProp(ctx.global, 'console', consoleObj);
-  consoleObj.dispose();
+}
+
+/** Dumped values are plain JSON data, but any of their fields may be an object or enormous. */
+function text(v) {
+  const s = typeof v === 'string' ? v : safeJson(v);
+  return (s ?? String(v)).slice(0, 4000);
 }
 
 function safeJson(v) {
   try {
     return JSON.stringify(v);
   } catch {
-    return String(v);
+    return undefined;
   }
 }

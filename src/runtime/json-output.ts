@@ -1,4 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import { lenientRegExp } from '../lib/safe-regexp.js';
+import { schemaSizeProblem } from '../lib/schema-limits.js';
 
 /**
  * JSON answers (output_format `json`): parsing a model's answer leniently (code fences, prose around the value)
@@ -30,7 +32,8 @@ export function parseJsonAnswer(answer: string): JsonParse {
 }
 
 export class JsonSchemaValidator {
-  private readonly ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+  // Patterns run on RE2 (linear time); one RE2 cannot run is not enforced, as a schema that does not compile is not.
+  private readonly ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, code: { regExp: lenientRegExp } });
   private readonly cache = new Map<string, ValidateFunction | null>();
 
   /**
@@ -38,6 +41,7 @@ export class JsonSchemaValidator {
    * against the answer: the agent owner's schema is then only a hint to the model.
    */
   validate(schema: Record<string, unknown>, value: unknown): string[] {
+    if (schemaSizeProblem(schema)) return [];
     const key = JSON.stringify(schema);
     let fn = this.cache.get(key);
     if (fn === undefined) {

@@ -7,7 +7,7 @@ describe('custom function sandbox', () => {
   afterAll(() => pool.close());
 
   it('passes JSON arguments in and the JSON result out', async () => {
-    const r = await pool.run('async function run(a) { return { list: a.xs.map((x) => x * 2), none: undefined, nested: { ok: true } } }', { xs: [1, 2] });
+    const r = await pool.run('org', 'async function run(a) { return { list: a.xs.map((x) => x * 2), none: undefined, nested: { ok: true } } }', { xs: [1, 2] });
     expect(r).toEqual({ ok: true, result: { list: [2, 4], nested: { ok: true } }, logs: [] });
   });
 
@@ -25,11 +25,11 @@ describe('custom function sandbox', () => {
       ['async function run() { return typeof require + typeof process + typeof fetch + typeof setTimeout }', 'ok'],
     ];
     for (const [code, kind] of cases) {
-      const r = await pool.run(code, {});
+      const r = await pool.run('org', code, {});
       if (kind === 'ok') expect(r).toMatchObject({ ok: true, result: 'undefinedundefinedundefinedundefined' });
       else expect(r, code).toMatchObject({ ok: false, kind: typeof kind === 'string' ? kind : expect.stringMatching(kind) });
     }
-    expect(await pool.run('async function run() { return 1 }', {})).toMatchObject({ ok: true, result: 1 });
+    expect(await pool.run('org', 'async function run() { return 1 }', {})).toMatchObject({ ok: true, result: 1 });
   });
 
   it('cancels a running call and a queued one, freeing the thread', async () => {
@@ -37,13 +37,13 @@ describe('custom function sandbox', () => {
     try {
       const running = new AbortController();
       const queued = new AbortController();
-      const first = slow.run('async function run() { for (;;) {} }', {}, running.signal);
-      const second = slow.run('async function run() { return 2 }', {}, queued.signal);
+      const first = slow.run('org', 'async function run() { for (;;) {} }', {}, running.signal);
+      const second = slow.run('org', 'async function run() { return 2 }', {}, queued.signal);
       queued.abort();
       expect(await second).toMatchObject({ ok: false, kind: 'cancelled' });
       running.abort();
       expect(await first).toMatchObject({ ok: false, kind: 'cancelled' });
-      expect(await slow.run('async function run() { return 3 }', {})).toMatchObject({ ok: true, result: 3 });
+      expect(await slow.run('org', 'async function run() { return 3 }', {})).toMatchObject({ ok: true, result: 3 });
     } finally {
       await slow.close();
     }

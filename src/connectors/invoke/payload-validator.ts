@@ -1,5 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ValidationIssue } from '../../errors.js';
+import { lenientRegExp } from '../../lib/safe-regexp.js';
+import { schemaSizeProblem } from '../../lib/schema-limits.js';
 
 /**
  * Validates an invoke payload against the operation's `input` schema and reports Pydantic-style issues with `loc`
@@ -16,6 +18,9 @@ const ajv = new Ajv({
   // of any draft: unknown ones are ignored rather than refused.
   validateSchema: false,
   allowUnionTypes: true,
+  // Patterns come from third-party documents: they run on RE2 (linear time); one RE2 cannot run is not enforced
+  // rather than failing an import of a document the tenant did not write.
+  code: { regExp: lenientRegExp },
 });
 
 export type PayloadValidator = (payload: unknown) => ValidationIssue[];
@@ -23,6 +28,9 @@ export type PayloadValidator = (payload: unknown) => ValidationIssue[];
 export function compilePayloadValidator(schema: Record<string, unknown>): PayloadValidator {
   let validate: ValidateFunction;
   try {
+    // Too deep or too large to compile on the main thread in reasonable time: the structural check below instead.
+    const tooLarge = schemaSizeProblem(schema);
+    if (tooLarge) throw new Error(tooLarge);
     validate = ajv.compile(schema);
   } catch {
     // A schema ajv cannot compile (rare draft-04 tuple forms): check the structure we built ourselves.
