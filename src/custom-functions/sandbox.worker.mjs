@@ -23,9 +23,9 @@ const STACK_BYTES = 256 * 1024;
  * String) in a closure, so code that replaces `JSON.stringify` or pollutes prototypes cannot change what the wrapper
  * does; the host's log function is reachable only through that closure, and receives strings of bounded length.
  * The wrapper resolves to a string only (an array or object result could be made a thenable through
- * Object.prototype.then); text longer than the limit comes back as RESULT_TOO_LARGE, which is not valid JSON.
+ * Object.prototype.then); text longer than the limit comes back as RESULT_TOO_LARGE, which is not JSON (and has no NUL: QuickJS strings reach the host as C strings).
  */
-const RESULT_TOO_LARGE = '\u0000too-large';
+const RESULT_TOO_LARGE = '!too-large';
 const PRELUDE = `(function (hostLog, maxResultChars, maxLogChars) {
   'use strict';
   const parse = JSON.parse, stringify = JSON.stringify, toText = String;
@@ -148,9 +148,15 @@ function runJob(job) {
       promise.dispose();
     }
   } finally {
-    callFn?.dispose();
-    ctx.dispose();
-    rt.dispose();
+    try {
+      callFn?.dispose();
+      ctx.dispose();
+      rt.dispose();
+    } catch {
+      // Jobs left queued by an interrupted endless promise chain still hold objects, and freeing the runtime then
+      // aborts the WebAssembly module. The reply computed above stands; the next job gets a fresh module.
+      quickjs = undefined;
+    }
   }
 }
 
