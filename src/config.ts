@@ -52,6 +52,10 @@ const EnvSchema = z.object({
   AGENTRY_EMBEDDINGS_BASE_URL: z.string().url().optional(),
   AGENTRY_EMBEDDINGS_MODEL: z.string().default('text-embedding-3-small'),
   AGENTRY_EMBEDDINGS_API_KEY: z.string().optional(),
+  AGENTRY_SANDBOX_THREADS: z.coerce.number().int().min(1).max(64).optional(),
+  AGENTRY_SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  AGENTRY_SANDBOX_MEMORY_MB: z.coerce.number().int().min(4).max(1024).default(64),
+  AGENTRY_SANDBOX_QUEUE_PER_ORG: z.coerce.number().int().min(1).default(50),
 });
 
 export interface Config {
@@ -91,6 +95,8 @@ export interface Config {
   providerEnv: Readonly<Record<string, string>>;
   /** OpenAI-compatible embeddings endpoint for knowledge-base vector search; lexical search only when unset. */
   embeddings?: { baseUrl: string; model: string; apiKey?: string };
+  /** Custom-function sandbox: threads (default: half the CPUs, 1..4), limits of one call, waiting calls per organization. */
+  sandbox: { threads?: number; timeoutMs: number; memoryBytes: number; maxQueuePerOrg: number };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -150,6 +156,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         : undefined,
     },
     providerEnv,
+    sandbox: {
+      threads: e.AGENTRY_SANDBOX_THREADS,
+      timeoutMs: e.AGENTRY_SANDBOX_TIMEOUT_MS,
+      memoryBytes: e.AGENTRY_SANDBOX_MEMORY_MB * 1024 * 1024,
+      maxQueuePerOrg: e.AGENTRY_SANDBOX_QUEUE_PER_ORG,
+    },
     embeddings: e.AGENTRY_EMBEDDINGS_BASE_URL
       ? { baseUrl: e.AGENTRY_EMBEDDINGS_BASE_URL.replace(/\/+$/, ''), model: e.AGENTRY_EMBEDDINGS_MODEL, apiKey: e.AGENTRY_EMBEDDINGS_API_KEY }
       : undefined,

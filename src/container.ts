@@ -210,7 +210,11 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const webhooks = new WebhookReceiver(webhookChannels, agents, auth, files, tasks, config.syncTimeoutMs, log);
 
   // --- tool kinds: custom functions, MCP, skills (issue 6)
-  const sandbox = new SandboxPool();
+  const sandbox = new SandboxPool({
+    size: config.sandbox.threads,
+    limits: { timeoutMs: config.sandbox.timeoutMs, memoryBytes: config.sandbox.memoryBytes },
+    maxQueuePerOrg: config.sandbox.maxQueuePerOrg,
+  });
   background.push({ start: async () => {}, stop: () => sandbox.close() });
   const customFunctions = new CustomFunctionsService(new CustomFunctionsRepository(db), sandbox, clock);
   const mcpServersRepo = new McpServersRepository(db);
