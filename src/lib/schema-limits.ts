@@ -16,15 +16,20 @@ export const DEFAULT_SCHEMA_LIMITS: SchemaLimits = { maxDepth: 64, maxNodes: 2_0
 
 /** Why `schema` is too large to compile, or undefined when it is within `limits`. */
 export function schemaSizeProblem(schema: unknown, limits: SchemaLimits = DEFAULT_SCHEMA_LIMITS): string | undefined {
-  const stack: [unknown, number][] = [[schema, 1]];
-  let nodes = 0;
+  if (schema === null || typeof schema !== 'object') return undefined;
+  // Counted when found, not when visited, and keys are walked lazily: an object with 100k keys stops the walk after
+  // the first few thousand instead of being listed whole.
+  const stack: [object, number][] = [[schema, 1]];
+  let nodes = 1;
   while (stack.length) {
     const [value, depth] = stack.pop()!;
-    if (value === null || typeof value !== 'object') continue;
     if (depth > limits.maxDepth) return `the schema is nested more than ${limits.maxDepth} levels deep`;
-    if (++nodes > limits.maxNodes) return `the schema has more than ${limits.maxNodes} objects and arrays`;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      const child = (value as Record<string, unknown>)[key];
+      if (child === null || typeof child !== 'object') continue;
+      if (++nodes > limits.maxNodes) return `the schema has more than ${limits.maxNodes} objects and arrays`;
+      stack.push([child, depth + 1]);
     }
   }
   return undefined;

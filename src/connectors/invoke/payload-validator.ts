@@ -42,10 +42,18 @@ export function compilePayloadValidator(schema: Record<string, unknown>): Payloa
   };
 }
 
+const MAX_STRUCTURAL = 200;
+
 function structuralOnly(schema: Record<string, unknown>): Record<string, unknown> {
   const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
   const parts: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(props)) parts[k] = v && v.type === 'object' ? { type: 'object', required: v.required ?? [] } : {};
+  // Only object-typed properties check anything here; at most MAX_STRUCTURAL of them keep this compile cheap.
+  let kept = 0;
+  for (const k in props) {
+    const v = Object.hasOwn(props, k) ? props[k] : undefined;
+    if (v && v.type === 'object' && kept++ >= MAX_STRUCTURAL) break;
+    if (v && v.type === 'object') parts[k] = { type: 'object', required: Array.isArray(v.required) ? v.required.slice(0, MAX_STRUCTURAL) : [] };
+  }
   return { type: 'object', properties: parts, required: schema.required ?? [] };
 }
 

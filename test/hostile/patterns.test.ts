@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compilePayloadValidator } from '../../src/connectors/invoke/payload-validator.js';
+import { compileSafePattern } from '../../src/lib/safe-regexp.js';
+import { JsonSchemaValidator } from '../../src/runtime/json-output.js';
+import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
+
+/**
+ * Tenant-supplied regular expressions and schemas run on the main thread: a catastrophic pattern must take
+ * milliseconds (RE2, linear time) with the right verdict, and a huge or deep schema must be refused or skipped
+ * before Ajv compiles it. Timings are asserted loosely (< 1 s, against 23.6 s before) for a noisy machine.
+ */
+
+const EVIL = '^(a+)+$';
+const EVIL_INPUT = `${'a'.repeat(32)}!`;
+
+function nested(depth: number): Record<string, unknown> {
+  let s: Record<string, unknown> = { type: 'string' };
+  for (let i = 0; i < depth; i++) s = { type: 'object', properties: { a: s } };
+  return s;
+}
+
+function wide(n: number): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (let i = 0; i < n; i++) properties[`p${i}`] = { type: 'string' };
+  return { type: 'object', properties };
+}
+
+async function timed<T>(f: () => T | Promise<T>): Promise<[T, number]> {
+  const started = performance.now();
+  const r = await f();
+  return [r, performance.now() - started];
+}
+
+describe('safe patterns', () => {
+  it('match in linear time with ECMAScript search semantics', async () => {
+    const [r, ms] = await timed(() => compileSafePattern(EVIL).test(`${'a'.repeat(100_000)}!`));
+    expect(r).toBe(false);
+    expect(ms).toBeLessThan(1_000);
+    expect(compileSafePattern(EVIL).test('aaa')).toBe(true);
+    expect(compileSafePattern('b+').test('abbc')).toBe(true);
+    expect(compileSafePattern('^\\d{3}-(?<n>\\w+)$').test('123-xy')).toBe(true);
+    expect(compileSafePattern('^\\p{L}+$').test('été')).toBe(true);
+  });
+
+  it('refuse lookaround and backreferences', () => {
+    for (const p of ['(?<=a)b', '(a)\\1', 'a(?=b)', 'a(?!b)']) expect(() => compileSafePattern(p), p).toThrow(/not supported/);
+  });
+});
+
+describe('agent output_schema', () => {
+  const v = new JsonSchemaValidator();
+
+  it('evaluates a catastrophic pattern in milliseconds with the right verdict', async () => {
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern: EVIL } }, patternProperties: { '^(x+)+$': { type: 'number' } } };
+    const [bad, ms] = await timed(() => v.validate(schema, { s: EVIL_INPUT, [`${'x'.repeat(40)}!`]: 'n' }));
+    expect(ms).toBeLessThan(1_000);
+    expect(bad).toHaveLength(1);
+    expect(bad[0]).toMatch(/^\/s must match pattern/);
+    expect(v.validate(schema, { s: 'aaaa', xxx: 1 })).toEqual([]);
+    expect(v.validate(schema, { s: 'aaaa', xxx: 'no' })).toHaveLength(1);
+  });
+
+  it('does not enforce a pattern RE2 cannot run, and still enforces the rest', () => {
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern: '(a)\\1' }, n: { type: 'number' } } };
+    expect(v.validate(schema, { s: 'zz', n: 1 })).toEqual([]);
+    expect(v.validate(schema, { s: 'zz', n: 'x' })).toHaveLength(1);
+  });
+
+  it('skips a schema too deep or too large to compile, quickly', async () => {
+    for (const schema of [nested(3_000), wide(100_000)]) {
+      const [r, ms] = await timed(() => v.validate(schema, { a: 1 }));
+      expect(r).toEqual([]);
+      expect(ms).toBeLessThan(1_000);
+    }
+  });
+});
+
+describe('connector parameter schema', () => {
+  it('evaluates a catastrophic pattern in milliseconds with the right verdict', async () => {
+    const validate = compilePayloadValidator({ type: 'object', properties: { q: { type: 'string', pattern: EVIL } }, required: ['q'] });
+    const [issues, ms] = await timed(() => validate({ q: EVIL_INPUT }));
+    expect(ms).toBeLessThan(1_000);
+    expect(issues).toEqual([{ loc: ['body', 'q'], msg: `String should match pattern '${EVIL}'`, type: 'string_pattern_mismatch' }]);
+    expect(validate({ q: 'aaa' })).toEqual([]);
+  });
+
+  it('keeps importing documents whose patterns RE2 cannot run (the pattern is not enforced)', () => {
+    const validate = compilePayloadValidator({ type: 'object', properties: { q: { type: 'string', pattern: '(?<=a)b' }, n: { type: 'integer' } } });
+    expect(validate({ q: 'zz' })).toEqual([]);
+    expect(validate({ q: 'zz', n: 'x' })).toHaveLength(1);
+  });
+
+  it('falls back to the structural check for a schema too deep or too large, quickly', async () => {
+    for (const schema of [{ ...nested(3_000), required: ['a'] }, { ...wide(100_000), required: ['p1'] }]) {
+      const [validate, ms] = await timed(() => compilePayloadValidator(schema));
+      expect(ms).toBeLessThan(1_000);
+      expect(validate({})).toHaveLength(1);
+    }
+  });
+});
+
+describe.each(TEST_DBS)('custom-function input_schema (%s)', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(kind);
+  });
+  afterAll(async () => t?.close());
+
+  it('evaluates a catastrophic pattern in milliseconds with the right verdict', async () => {
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern: EVIL } }, required: ['s'] };
+    const f = await t.req('POST', '/v1/custom_functions', { name: 'evil', code: 'async function run(a) { return a.s.length }', input_schema: schema });
+    expect(f.statusCode).toBe(201);
+    const id = f.json().id;
+    const [bad, ms] = await timed(() => t.req('POST', `/v1/custom_functions/${id}/execute`, { args: { s: EVIL_INPUT } }));
+    expect(ms).toBeLessThan(1_000);
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().detail[0].loc).toEqual(['body', 'args', 's']);
+    const ok = await t.req('POST', `/v1/custom_functions/${id}/execute`, { args: { s: 'aaaa' } });
+    expect(ok.json()).toMatchObject({ status: 'success', result: 4 });
+  });
+
+  it('refuses a pattern RE2 cannot run, naming the field', async () => {
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern: '(a)\\1' } } };
+    const r = await t.req('POST', '/v1/custom_functions', { name: 'backref', code: 'async function run() { return 1 }', input_schema: schema });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().detail[0]).toMatchObject({ loc: ['body', 'input_schema'], msg: expect.stringMatching(/not supported/) });
+  });
+
+  it('refuses a schema too deep or too large, quickly, naming the field', async () => {
+    for (const schema of [nested(40), wide(5_000)]) {
+      const [r, ms] = await timed(() => t.req('POST', '/v1/custom_functions', { name: 'big', code: 'async function run() { return 1 }', input_schema: schema }));
+      expect(ms).toBeLessThan(1_000);
+      expect(r.statusCode).toBe(422);
+      expect(r.json().detail[0]).toMatchObject({ loc: ['body', 'input_schema'], msg: expect.stringMatching(/too large/) });
+    }
+  });
+});
