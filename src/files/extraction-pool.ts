@@ -1,6 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -56,11 +55,14 @@ interface Slot {
   running?: Running;
 }
 
-/** The child's entry: the sibling .js when running from dist/, the .ts through tsx when running from sources. */
+/**
+ * The child's entry: the sibling .js when running from dist/; from the sources, the .ts with our own type-stripping
+ * hooks (extraction.ts-hooks.mjs says why not tsx).
+ */
 function childEntry(): { path: string; execArgv: string[] } {
   const fromSources = import.meta.url.endsWith('.ts');
   const path = fileURLToPath(new URL(fromSources ? './extraction.child.ts' : './extraction.child.js', import.meta.url));
-  const loader = fromSources ? ['--import', createRequire(import.meta.url).resolve('tsx')] : [];
+  const loader = fromSources ? ['--import', new URL('./extraction.ts-hooks.mjs', import.meta.url).href] : [];
   return { path, execArgv: loader };
 }
 
