@@ -220,7 +220,9 @@ function failure(ctx, handle, logs, limits, fallbackKind) {
   handle.dispose();
   const message = typeof err === 'object' && err !== null ? `${text(err.name ?? 'Error')}: ${text(err.message ?? '')}` : text(err);
   const interrupted = /interrupted/i.test(message);
-  if (interrupted && !limits.memoryExceeded && Date.now() > limits.deadline) {
+  // An interrupt inside some built-ins surfaces as another error (seen: "TypeError: not a function" from an endless
+  // `await` loop): whatever failed after the deadline failed because of it.
+  if (!limits.memoryExceeded && Date.now() > limits.deadline) {
     return { ok: false, kind: 'timeout', error: 'The function ran past its time limit and was stopped', logs };
   }
   if ((interrupted && limits.memoryExceeded) || /out of memory/i.test(message) || err === null) {

@@ -37,6 +37,11 @@ export interface TaskAgentDirectory {
 /** Claims allowed when the agent has no retry strategy: a crashed worker's task is still run again. */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_MAX_RETRIES = 3;
+/**
+ * Retries an agent may ask for. Every claim counts an attempt, a worker that dies running a task included: without
+ * a ceiling, `max_retries: 1e9` would let a task that kills its process be reclaimed after every restart, forever.
+ */
+export const MAX_RETRIES = 10;
 
 export interface TaskStrategies {
   /** Claims of one run before it ends `error` (worker crashes and, with retries on, `error` outcomes). */
@@ -52,7 +57,7 @@ export function taskStrategies(config: Record<string, unknown>): TaskStrategies 
   const tls = asRecord(config.task_level_strategies);
   const retry = asRecord(tls?.retry_strategy);
   const enabled = retry?.enabled === true;
-  const maxRetries = nonNegativeInt(retry?.max_retries) ?? DEFAULT_MAX_RETRIES;
+  const maxRetries = Math.min(MAX_RETRIES, nonNegativeInt(retry?.max_retries) ?? DEFAULT_MAX_RETRIES);
   // 0 or absent means no limit, as an unset field in the studio does.
   const perDay = nonNegativeInt(tls?.max_runs_per_day) || undefined;
   return {

@@ -1,5 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HARD_KILL_GRACE_MS, SandboxPool } from '../../src/custom-functions/sandbox.js';
+import { DEFAULT_MAX_ATTEMPTS, MAX_RETRIES, taskStrategies } from '../../src/tasks/task-agents.js';
+import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
 
 /**
  * Custom-function code that attacks the sandbox's own wrapper, the host's handling of its result, or other tenants'
@@ -127,4 +129,37 @@ describe('fair sharing between organizations', () => {
       await fair.close();
     }
   }, 30_000);
+});
+
+describe('a task that kills its worker', () => {
+  it('is claimed a bounded number of times, whatever retries the agent asks for', () => {
+    // Each claim counts an attempt (a crash is not refunded); past max_attempts the sweep ends the task as error.
+    const asked = { task_level_strategies: { retry_strategy: { enabled: true, max_retries: 1_000_000_000 } } };
+    expect(taskStrategies(asked).maxAttempts).toBe(1 + MAX_RETRIES);
+    expect(taskStrategies({}).maxAttempts).toBe(DEFAULT_MAX_ATTEMPTS);
+  });
+});
+
+describe.each(TEST_DBS)('hostile custom functions through the API (%s)', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(kind);
+  });
+  afterAll(async () => t?.close());
+
+  it('answers each trick as a result of that call and keeps serving', async () => {
+    const cases: [string, Record<string, unknown>][] = [
+      ['JSON.stringify = () => "not json{"; async function run() { return { a: 1 } }', { status: 'success', result: { a: 1 } }],
+      ['async function run() { return { get x() { throw new Error("boom") } } }', { status: 'error', error_kind: 'runtime' }],
+      ['async function run() { return "x".repeat(2e6) }', { status: 'error', error_kind: 'limit' }],
+    ];
+    for (const [code, expected] of cases) {
+      const f = (await t.req('POST', '/v1/custom_functions', { name: 'trick', code })).json();
+      expect(f.status).toBe('ready');
+      const ex = await t.req('POST', `/v1/custom_functions/${f.id}/execute`, {});
+      expect(ex.statusCode).toBe(200);
+      expect(ex.json()).toMatchObject(expected);
+    }
+    expect((await t.req('GET', '/v1/custom_functions')).statusCode).toBe(200);
+  });
 });
