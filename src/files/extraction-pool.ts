@@ -141,8 +141,11 @@ export class ExtractionPool implements TextExtraction {
       env: {},
       execArgv: [...execArgv, `--max-old-space-size=${this.opts.memoryMb}`],
       serialization: 'advanced',
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      // stderr is kept (its tail) for the log line of a crash, not passed through: readers print stack traces.
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-2000)));
     slot.child = child;
     slot.ready = new Promise<void>((resolve) => {
       child.on('message', (msg: { ready?: boolean; id?: number; outcome?: ExtractOutcome }) => {
@@ -157,7 +160,7 @@ export class ExtractionPool implements TextExtraction {
       // A reader that crashed the host (a native abort, an exception outside any promise, V8 out of heap).
       const outOfHeap = signal === 'SIGABRT' || code === 134;
       if (slot.running) {
-        this.log.warn({ code, signal, file_kind: slot.running.pending.job.kind }, 'extraction host exited while reading a file');
+        this.log.warn({ code, signal, file_kind: slot.running.pending.job.kind, stderr_tail: stderr.slice(-500) }, 'extraction host exited while reading a file');
         this.finish(
           slot,
           outOfHeap

@@ -33,10 +33,10 @@ export function readImageSize(kind: ImageKind, bytes: Uint8Array): ImageSize {
 /** Why an image of this size is refused, or undefined when it is within the limits. */
 export function overImageLimits(size: ImageSize, limits: ImageLimits): string | undefined {
   if (size.width > limits.maxSide || size.height > limits.maxSide) {
-    return `${size.width}x${size.height} pixels exceeds the limit of ${limits.maxSide} pixels a side`;
+    return `${size.width}x${size.height} pixels, over the limit of ${limits.maxSide} pixels a side`;
   }
   if (size.width * size.height > limits.maxPixels) {
-    return `${size.width}x${size.height} pixels exceeds the limit of ${limits.maxPixels} pixels`;
+    return `${size.width}x${size.height} pixels, over the limit of ${limits.maxPixels} pixels`;
   }
   return undefined;
 }

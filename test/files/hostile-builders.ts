@@ -1,4 +1,5 @@
 import { deflateSync, crc32 } from 'node:zlib';
+import CFB from 'cfb';
 import * as XLSX from '@e965/xlsx';
 import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 import { makeDocx, makeWorkbook } from './builders.js';
@@ -89,4 +90,23 @@ export function makeGarbagePdf(): Buffer {
   const noise = Buffer.alloc(4096);
   for (let i = 0; i < noise.length; i++) noise[i] = (i * 7919 + 13) & 0xff;
   return Buffer.concat([Buffer.from('%PDF-1.7\n'), noise]);
+}
+
+/** An XLS (BIFF8) whose DIMENSIONS record declares every row and column BIFF8 allows (65536 x 256) around two rows. */
+export function makeSparseXls(): Buffer {
+  const container = CFB.read(makeWorkbook([['SPARSE', 'OKAPI'], [1, 2]], 'biff8'), { type: 'buffer' });
+  const stream = CFB.find(container, 'Workbook')!;
+  const records = Buffer.from(stream.content as Uint8Array);
+  let patched = 0;
+  for (let i = 0; i + 4 <= records.length; i += 4 + records.readUInt16LE(i + 2)) {
+    if (records.readUInt16LE(i) !== 0x0200) continue;
+    records.writeUInt32LE(0, i + 4); // first row
+    records.writeUInt32LE(65536, i + 8); // last row + 1
+    records.writeUInt16LE(0, i + 12); // first column
+    records.writeUInt16LE(256, i + 14); // last column + 1
+    patched++;
+  }
+  if (!patched) throw new Error('no DIMENSIONS record to patch');
+  stream.content = records as unknown as number[];
+  return Buffer.from(CFB.write(container, { type: 'buffer' }) as Uint8Array);
 }

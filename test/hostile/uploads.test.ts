@@ -87,6 +87,12 @@ describe.each(TEST_DBS)('hostile uploads (%s)', (kind) => {
     expect(seen).toContain('FAR');
   });
 
+  it('reads an XLS whose DIMENSIONS record declares 65536 x 256 cells, with its real content', async () => {
+    const r = await hook(w, url, { multipart: form('sparse.xls', h.makeSparseXls()) });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(JSON.stringify(w.llm.requests.at(-1)!.body.messages)).toContain('OKAPI');
+  });
+
   it('still answers /health and a normal upload afterwards, with bounded memory', async () => {
     expect((await fetch(`${w.hooks}/health`)).status).toBe(200);
     expect((await fetch(`${w.api}/health`)).status).toBe(200);
