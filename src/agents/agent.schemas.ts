@@ -144,7 +144,8 @@ export const LlmCredentials = z.strictObject({ name: z.string().min(1), descript
 
 /** Free-form beyond the fields the contract names (CONTRACT section 6); unknown keys are kept. */
 export const TaskLevelStrategies = z.looseObject({
-  retry_strategy: z.looseObject({ enabled: z.boolean().optional(), max_retries: z.number().int().min(0).optional() }).nullable().optional(),
+  // max_retries is refused above 10 (MAX_RETRIES in tasks/task-agents.ts, which also clamps rows stored before the limit).
+  retry_strategy: z.looseObject({ enabled: z.boolean().optional(), max_retries: z.number().int().min(0).max(10).optional() }).nullable().optional(),
   iterative_strategy: z.looseObject({ max_iterations: z.number().int().min(1).optional() }).nullable().optional(),
   stop_strategy: jsonObject().nullable().optional(),
   max_runs_per_day: z.number().int().min(1).nullable().optional(),

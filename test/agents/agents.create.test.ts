@@ -193,6 +193,8 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       [{ name: 'e16', tools: [{ type: 'agent' }] }, ['body', 'tools', 0, 'agent_id'], 'missing'],
       [{ name: 'e17', llm_api_base: 'not a url' }, ['body', 'llm_api_base'], 'url_parsing'],
       [{ name: 'e18', attached_tools: [{ id: 'c' }] }, ['body', 'attached_tools', 0, 'operation_ids'], 'missing'],
+      // A task that kills its worker is claimed 1 + max_retries times: the ceiling bounds a crash loop.
+      [{ name: 'e19', task_level_strategies: { retry_strategy: { enabled: true, max_retries: 11 } } }, ['body', 'task_level_strategies', 'retry_strategy', 'max_retries'], 'less_than_equal'],
     ];
     for (const [body, loc, type] of cases) expectIssue(await t.req('POST', '/v1/agents', body), loc, type);
   });
