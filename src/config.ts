@@ -35,6 +35,8 @@ const EnvSchema = z.object({
   AGENTRY_SCHEMA_NODE_BUDGET: z.coerce.number().int().min(100).default(5000),
   AGENTRY_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
   AGENTRY_MAX_REQUEST_BYTES: z.coerce.number().int().min(1).default(100 * 1024 * 1024),
+  AGENTRY_MAX_FILES_PER_REQUEST: z.coerce.number().int().min(1).max(10_000).default(100),
+  AGENTRY_MAX_JSON_DEPTH: z.coerce.number().int().min(16).max(10_000).default(256),
   AGENTRY_EXTRACT_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   AGENTRY_EXTRACT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   AGENTRY_EXTRACT_MEMORY_MB: z.coerce.number().int().min(64).default(1024),
@@ -76,7 +78,10 @@ export interface Config {
   worker: { concurrency: number; leaseMs: number };
   syncTimeoutMs: number;
   schemaNodeBudget: number;
-  files: { maxFileBytes: number; maxRequestBytes: number };
+  /** Upload limits; `maxFilesPerRequest` is checked while a multipart body streams in. */
+  files: { maxFileBytes: number; maxRequestBytes: number; maxFilesPerRequest: number };
+  /** Deepest JSON nesting a request body may have (checked in one pass over the text before parsing). */
+  maxJsonDepth: number;
   /** The extraction host (child processes reading uploads) and what it may decode. */
   extraction: {
     processes: number;
@@ -133,7 +138,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, leaseMs: e.AGENTRY_TASK_LEASE_MS },
     syncTimeoutMs: e.AGENTRY_SYNC_TIMEOUT_MS,
     schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,
-    files: { maxFileBytes: e.AGENTRY_MAX_FILE_BYTES, maxRequestBytes: e.AGENTRY_MAX_REQUEST_BYTES },
+    files: { maxFileBytes: e.AGENTRY_MAX_FILE_BYTES, maxRequestBytes: e.AGENTRY_MAX_REQUEST_BYTES, maxFilesPerRequest: e.AGENTRY_MAX_FILES_PER_REQUEST },
+    maxJsonDepth: e.AGENTRY_MAX_JSON_DEPTH,
     extraction: {
       processes: e.AGENTRY_EXTRACT_PROCESSES,
       timeoutMs: e.AGENTRY_EXTRACT_TIMEOUT_MS,

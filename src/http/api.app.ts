@@ -27,7 +27,7 @@ export type RouteModule = (router: Router, c: Container) => void;
 const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
-  const app = createFastify(c.log);
+  const app = createFastify(c.log, { maxJsonDepth: c.config.maxJsonDepth });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parse as parseQuery } from 'fast-querystring';
 import { parse as secureJsonParse } from 'secure-json-parse';
@@ -16,6 +16,8 @@ import {
   JSON_CONTENT_TYPE,
   tooLargeError,
 } from './error-response.js';
+import { applyFastifyTimeouts, NOSNIFF } from './fastify-options.js';
+import { jsonTooDeep, jsonTooDeepError } from './json-depth.js';
 import { objectBody, precheckKey, runWebhook } from './webhook-transport.js';
 
 /**
@@ -45,6 +47,7 @@ const JSON_PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'ignore' }
 export function createWebhookFastLane(c: Container): WebhookFastLane {
   let closing = false;
   const limit = c.config.files.maxRequestBytes;
+  const maxDepth = c.config.maxJsonDepth;
   const verbose = c.log.isLevelEnabled('debug');
 
   const take = (req: IncomingMessage, res: ServerResponse): boolean => {
@@ -62,7 +65,7 @@ export function createWebhookFastLane(c: Container): WebhookFastLane {
     const qs = q === -1 ? '' : url.slice(q + 1);
     const query: Record<string, unknown> = qs.length === 0 ? {} : parseQuery(qs);
     const requestId = verbose ? logRequest(c.log, req, res) : undefined;
-    serve(c, req, res, { form, secret: form === 'public' ? path.slice(4) : undefined, query, limit, requestId }).catch((err: unknown) => {
+    serve(c, req, res, { form, secret: form === 'public' ? path.slice(4) : undefined, query, limit, maxDepth, requestId }).catch((err: unknown) => {
       // Only writing the answer itself can fail here; the process must not go down for it.
       c.log.error({ err }, 'webhook fast lane could not answer');
       res.destroy();
@@ -89,6 +92,7 @@ interface LaneRequest {
   secret?: string;
   query: Record<string, unknown>;
   limit: number;
+  maxDepth: number;
   /** Set at debug level only, where the request is logged under it, as Fastify does. */
   requestId?: string;
 }
@@ -101,7 +105,7 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
     else await precheckKey(c, req.headers, r.query);
     let parsed: unknown;
     try {
-      parsed = parseJsonBody(await readBody(req, r.limit));
+      parsed = parseJsonBody(await readBody(req, r.limit), r.maxDepth);
     } catch (e) {
       bodyFailed = true;
       throw e;
@@ -122,7 +126,7 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
 
 function send(res: ServerResponse, status: number, headers: Record<string, string>, text: string): void {
   if (res.headersSent) return;
-  res.writeHead(status, { ...headers, 'content-type': JSON_CONTENT_TYPE, 'content-length': String(Buffer.byteLength(text)) });
+  res.writeHead(status, { ...headers, 'content-type': JSON_CONTENT_TYPE, 'content-length': String(Buffer.byteLength(text)), [NOSNIFF[0]]: NOSNIFF[1] });
   res.end(text);
 }
 
@@ -165,9 +169,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
   });
 }
 
-/** As `createFastify`'s JSON parser: an empty or blank body is no body. */
-function parseJsonBody(text: string): unknown {
+/** As `createFastify`'s JSON parser: an empty or blank body is no body; one nested too deep is refused unparsed. */
+function parseJsonBody(text: string, maxDepth: number): unknown {
   if (text === '' || text.trim() === '') return undefined;
+  if (jsonTooDeep(text, maxDepth)) throw jsonTooDeepError(maxDepth);
   try {
     return secureJsonParse(text, JSON_PARSE_OPTIONS);
   } catch {
@@ -194,13 +199,4 @@ function logRequest(log: Logger, req: IncomingMessage, res: ServerResponse): str
   res.on('finish', done);
   res.on('error', done);
   return id;
-}
-
-/** What Fastify sets on the HTTP/1 server it creates itself; it does not touch a server from `serverFactory`. */
-function applyFastifyTimeouts(server: Server, opts: Record<string, unknown>): void {
-  server.keepAliveTimeout = opts.keepAliveTimeout as number;
-  server.requestTimeout = opts.requestTimeout as number;
-  server.setTimeout(opts.connectionTimeout as number);
-  const perSocket = opts.maxRequestsPerSocket as number;
-  if (perSocket > 0) server.maxRequestsPerSocket = perSocket;
 }

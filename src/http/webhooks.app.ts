@@ -24,7 +24,7 @@ const MAX_FIELD_BYTES = 1024 * 1024;
 export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
   const { maxRequestBytes } = c.config.files;
   const lane = createWebhookFastLane(c);
-  const app = createFastify(c.log, { bodyLimit: maxRequestBytes, serverFactory: lane.serverFactory });
+  const app = createFastify(c.log, { bodyLimit: maxRequestBytes, serverFactory: lane.serverFactory, maxJsonDepth: c.config.maxJsonDepth });
   app.addHook('preClose', async () => lane.close());
   installErrorHandler(app);
   await app.register(formbody, { bodyLimit: maxRequestBytes });

@@ -7,9 +7,17 @@ import { TASK_SOURCES, TASK_STATUSES, type TaskFile } from './task.types.js';
 const OUTPUT_FORMATS = ['text', 'markdown', 'json', 'voice'] as const;
 
 /** A file given by URL at invocation: the agent receives the URL; nothing is fetched or stored here. */
-const FileUrl = z.url({ protocol: /^https?$/ }).transform(
-  (url): TaskFile => ({ id: newId(), name: decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file'), mime_type: 'application/octet-stream', size: 0, url }),
-);
+const FileUrl = z.url({ protocol: /^https?$/ }).transform((url, ctx): TaskFile => {
+  let name: string;
+  try {
+    name = decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file');
+  } catch {
+    // A malformed `%` escape (issue 20: it answered 500): the caller's mistake, named by the issue's path.
+    ctx.issues.push({ code: 'custom', message: 'Invalid percent-encoding in the file URL', input: url });
+    return z.NEVER;
+  }
+  return { id: newId(), name, mime_type: 'application/octet-stream', size: 0, url };
+});
 
 /**
  * Body of POST /v1/agents/{id}/invoke[/async|/stream] (CONTRACT section 6). Unknown top-level fields are ignored

@@ -4,6 +4,7 @@ import type { Container } from '../../container.js';
 import { ConnectBody, ImportConnectorBody, InvokeBody } from '../../connectors/connectors.schemas.js';
 import { AppError } from '../../errors.js';
 import { sendCachedJson } from '../json-cache.js';
+import { multipartError } from '../multipart.js';
 import { PageQuery, pageOf, type Router } from '../router.js';
 import { zodIssuesToDetail } from '../validation.js';
 
@@ -98,6 +99,15 @@ export function connectorsRoutes(router: Router, c: Container): void {
 async function readMultipartImport(request: FastifyRequest, maxFileBytes: number): Promise<{ body: Record<string, unknown>; size?: number }> {
   const body: Record<string, unknown> = {};
   let size: number | undefined;
+  try {
+    await readImportParts(request, maxFileBytes, body, (n) => (size = n));
+  } catch (e) {
+    throw multipartError(request, e);
+  }
+  return { body, size };
+}
+
+async function readImportParts(request: FastifyRequest, maxFileBytes: number, body: Record<string, unknown>, setSize: (n: number) => void): Promise<void> {
   for await (const part of request.parts({ limits: { fileSize: maxFileBytes } })) {
     if (part.type === 'field') {
       if (typeof part.value === 'string' && !(part.fieldname in body)) body[part.fieldname] = part.value;
@@ -109,10 +119,9 @@ async function readMultipartImport(request: FastifyRequest, maxFileBytes: number
     });
     if (body.openapi === undefined || typeof body.openapi === 'string') {
       body.openapi = bytes.toString('utf8');
-      size = bytes.length;
+      setSize(bytes.length);
     }
   }
-  return { body, size };
 }
 
 /** Aborts the upstream call when the client goes away before the answer is written. */
