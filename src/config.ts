@@ -41,6 +41,7 @@ const EnvSchema = z.object({
   AGENTRY_EXTRACT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   AGENTRY_EXTRACT_MEMORY_MB: z.coerce.number().int().min(64).default(1024),
   AGENTRY_EXTRACT_QUEUE: z.coerce.number().int().min(0).default(8),
+  AGENTRY_EXTRACT_QUEUE_PER_ORG: z.coerce.number().int().min(0).default(4),
   AGENTRY_MAX_IMAGE_PIXELS: z.coerce.number().int().min(1).default(40_000_000),
   AGENTRY_MAX_IMAGE_SIDE: z.coerce.number().int().min(1).default(30_000),
   AGENTRY_MAX_SHEET_CELLS: z.coerce.number().int().min(1).default(1_000_000),
@@ -88,6 +89,7 @@ export interface Config {
     timeoutMs: number;
     memoryMb: number;
     queueLimit: number;
+    queuePerOrg: number;
     maxImagePixels: number;
     maxImageSide: number;
     maxSheetCells: number;
@@ -145,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       timeoutMs: e.AGENTRY_EXTRACT_TIMEOUT_MS,
       memoryMb: e.AGENTRY_EXTRACT_MEMORY_MB,
       queueLimit: e.AGENTRY_EXTRACT_QUEUE,
+      queuePerOrg: e.AGENTRY_EXTRACT_QUEUE_PER_ORG,
       maxImagePixels: e.AGENTRY_MAX_IMAGE_PIXELS,
       maxImageSide: e.AGENTRY_MAX_IMAGE_SIDE,
       maxSheetCells: e.AGENTRY_MAX_SHEET_CELLS,

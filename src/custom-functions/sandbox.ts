@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { FairQueue } from './fair-queue.js';
+import { FairQueue } from '../lib/fair-queue.js';
 
 /**
  * A small pool of worker threads, each running QuickJS (sandbox.worker.mjs). Custom-function code never runs on the
@@ -8,7 +8,7 @@ import { FairQueue } from './fair-queue.js';
  * tasks keep being served meanwhile.
  *
  * Fair sharing: waiting jobs are queued per organization and threads are handed out round-robin between
- * organizations (fair-queue.ts), with a cap on each organization's waiting jobs and, when there is more than one
+ * organizations (lib/fair-queue.ts), with a cap on each organization's waiting jobs and, when there is more than one
  * thread, on the threads it holds. A job holds a thread at most `timeoutMs + HARD_KILL_GRACE_MS`, so with one
  * organization flooding the pool another's call starts within that time of being queued (7 s by default).
  */

@@ -13,10 +13,12 @@ export interface ExtractJob {
   limits: ContentLimits;
 }
 
-/** `too_large`: over a limit (413); `unreadable`: the file is damaged or not what it claims (415). */
-export type ExtractOutcome =
-  | { ok: true; text: string; spent: ArchiveSpent }
-  | { ok: false; failure: 'too_large' | 'unreadable'; reason: string };
+/**
+ * `too_large`: over a limit (413); `unreadable`: the file is damaged or not what it claims (415); `unavailable`: the
+ * host could not take it, which says nothing about the file (503).
+ */
+export type ExtractFailure = 'too_large' | 'unreadable' | 'unavailable';
+export type ExtractOutcome = { ok: true; text: string; spent: ArchiveSpent } | { ok: false; failure: ExtractFailure; reason: string };
 
 /** Runs the extractor registry on one file and its nested entries; never throws for a bad file. */
 export async function extractFile(extractors: ExtractorRegistry, job: ExtractJob): Promise<ExtractOutcome> {

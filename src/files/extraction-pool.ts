@@ -2,8 +2,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../errors.js';
+import { FairQueue } from '../lib/fair-queue.js';
 import type { Logger } from '../lib/logger.js';
-import type { ExtractJob, ExtractOutcome } from './extract-file.js';
+import type { ExtractFailure, ExtractJob, ExtractOutcome } from './extract-file.js';
 
 /**
  * Runs extraction jobs in a small pool of child processes (the extraction host, extraction.child.ts), each with a
@@ -11,24 +12,32 @@ import type { ExtractJob, ExtractOutcome } from './extract-file.js';
  * worker threads: a worker's resourceLimits bound only the V8 heap, while tesseract's WebAssembly memory and
  * native buffers are not, and a process can be killed from outside whatever it is doing. The ceiling is enforced by
  * polling the child's resident set in /proc (VmRSS); without /proc only the deadline and the V8 heap flag apply.
+ *
+ * Fair sharing: waiting files are queued per organization and served round-robin (lib/fair-queue.ts), with a cap on
+ * each organization's waiting files and, with several processes, on the processes it holds. A file holds a process
+ * at most `timeoutMs` once its child is ready (a fresh child has STARTUP_MS to get ready), so while one organization floods the host another's file starts
+ * within that time of being queued: ceil(K / processes) such turns with K organizations waiting.
  */
 
 export interface ExtractionPoolOptions {
   /** Child processes; each runs one job at a time. */
   processes: number;
-  /** Wall-clock time one file may take (a fresh child also gets STARTUP_MS to load). */
+  /** Wall-clock time one file may take once its child is ready (a fresh child first gets STARTUP_MS to load). */
   timeoutMs: number;
   /** Resident memory of a child, in MiB, above which it is killed. */
   memoryMb: number;
   /** Jobs waiting for a free child beyond which new ones are answered 503. */
   queueLimit: number;
+  /** Jobs of one organization waiting for a free child beyond which its new ones are answered 503. */
+  queuePerOrg: number;
 }
 
 export type ExtractResult = ExtractOutcome & { ms: number; peakRssMb?: number };
 
 /** How the file service reaches the host: a job in, an outcome out; never throws for a bad file. */
 export interface TextExtraction {
-  extract(job: ExtractJob): Promise<ExtractResult>;
+  /** `owner`: the organization the file is read for, the unit of fair sharing. */
+  extract(owner: string, job: ExtractJob): Promise<ExtractResult>;
   close(): Promise<void>;
 }
 
@@ -37,6 +46,7 @@ const POLL_MS = 50;
 const MB = 1024 * 1024;
 
 interface Pending {
+  owner: string;
   job: ExtractJob;
   resolve(r: ExtractResult): void;
 }
@@ -78,7 +88,9 @@ export function residentBytes(pid: number): number | undefined {
 
 export class ExtractionPool implements TextExtraction {
   private readonly slots: Slot[];
-  private readonly queue: Pending[] = [];
+  private readonly queue = new FairQueue<Pending>();
+  /** Children one organization may hold at once: one is always left for the others when there are several. */
+  private readonly maxPerOwner: number;
   private seq = 0;
   private closed = false;
 
@@ -87,30 +99,37 @@ export class ExtractionPool implements TextExtraction {
     private readonly log: Logger,
   ) {
     this.slots = Array.from({ length: opts.processes }, () => ({}));
+    this.maxPerOwner = Math.max(1, opts.processes - 1);
   }
 
-  extract(job: ExtractJob): Promise<ExtractResult> {
+  extract(owner: string, job: ExtractJob): Promise<ExtractResult> {
     if (this.closed) return Promise.reject(new AppError('unavailable', 'The service is stopping', { retryAfter: 5 }));
-    const free = this.slots.some((s) => !s.running);
-    if (!free && this.queue.length >= this.opts.queueLimit) {
+    const startsNow = this.slots.some((s) => !s.running) && this.held(owner) < this.maxPerOwner;
+    if (!startsNow && (this.queue.size >= this.opts.queueLimit || this.queue.sizeOf(owner) >= this.opts.queuePerOrg)) {
       return Promise.reject(new AppError('unavailable', 'Too many files are being read right now; retry shortly', { retryAfter: 5 }));
     }
     return new Promise((resolve) => {
-      this.queue.push({ job, resolve });
+      this.queue.push(owner, { owner, job, resolve });
       this.pump();
     });
   }
 
+  private held(owner: string): number {
+    return this.slots.filter((s) => s.running?.pending.owner === owner).length;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    for (const p of this.queue.splice(0)) p.resolve({ ok: false, failure: 'unreadable', reason: 'the service is stopping', ms: 0 });
-    for (const slot of this.slots) this.kill(slot, 'the service is stopping');
+    for (const p of this.queue.drain()) p.resolve({ ok: false, failure: 'unavailable', reason: 'the service is stopping', ms: 0 });
+    for (const slot of this.slots) this.kill(slot, 'the service is stopping', 'unavailable');
   }
 
   private pump(): void {
     for (const slot of this.slots) {
-      if (slot.running || !this.queue.length) continue;
-      this.run(slot, this.queue.shift()!);
+      if (slot.running) continue;
+      const next = this.queue.shift((owner) => this.held(owner) < this.maxPerOwner);
+      if (!next) return;
+      this.run(slot, next);
     }
   }
 
@@ -119,8 +138,12 @@ export class ExtractionPool implements TextExtraction {
     const child = slot.child ?? this.spawn(slot);
     const running: Running = { id: ++this.seq, pending, started: Date.now(), peakRss: 0, timers: [] };
     slot.running = running;
-    const deadline = this.opts.timeoutMs + (fresh ? STARTUP_MS : 0);
-    running.timers.push(setTimeout(() => this.kill(slot, `took longer than ${this.opts.timeoutMs / 1000} s to read`, 'too_large'), deadline));
+    // A fresh child gets its start-up allowance before the file's own deadline begins, not added to it: every
+    // file after a kill starts on a fresh child, and an allowance added to the deadline would be handed to exactly
+    // the files that get children killed.
+    // A child that does not start says nothing about the file: the caller may retry (503).
+    const startup = fresh ? setTimeout(() => this.kill(slot, 'the extraction host did not start in time', 'unavailable'), STARTUP_MS) : undefined;
+    if (startup) running.timers.push(startup);
     const ceiling = this.opts.memoryMb * MB;
     const poll = setInterval(() => {
       const rss = child.pid === undefined ? undefined : residentBytes(child.pid);
@@ -130,7 +153,10 @@ export class ExtractionPool implements TextExtraction {
     }, POLL_MS);
     running.timers.push(poll);
     void slot.ready!.then(() => {
-      if (slot.running === running) child.send({ id: running.id, job: pending.job });
+      if (slot.running !== running) return;
+      clearTimeout(startup);
+      running.timers.push(setTimeout(() => this.kill(slot, `took longer than ${this.opts.timeoutMs / 1000} s to read`, 'too_large'), this.opts.timeoutMs));
+      child.send({ id: running.id, job: pending.job });
     });
   }
 
@@ -173,7 +199,7 @@ export class ExtractionPool implements TextExtraction {
   }
 
   /** SIGKILL always works, whatever the child is doing; the job fails with `reason`, the next job gets a new child. */
-  private kill(slot: Slot, reason: string, failure: 'too_large' | 'unreadable' = 'unreadable'): void {
+  private kill(slot: Slot, reason: string, failure: ExtractFailure = 'unreadable'): void {
     const child = slot.child;
     slot.child = undefined;
     child?.kill('SIGKILL');

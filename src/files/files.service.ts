@@ -83,8 +83,11 @@ export class FilesService {
     }
   }
 
-  /** Types, checks and extracts every file. Throws 413/415 naming the first bad file; stores nothing. */
-  async prepare(files: IncomingFile[]): Promise<PreparedFile[]> {
+  /**
+   * Types, checks and extracts every file for the organization (its turn in the extraction host's fair queue).
+   * Throws 413/415 naming the first bad file; stores nothing.
+   */
+  async prepare(organizationId: string, files: IncomingFile[]): Promise<PreparedFile[]> {
     this.checkRequestSize(files.reduce((n, f) => n + f.bytes.byteLength, 0));
     for (const f of files) this.checkFileSize(f.name, f.bytes.byteLength);
     // One budget for the whole request: a bomb split over several archives is still a bomb.
@@ -94,10 +97,11 @@ export class FilesService {
       const kind = await detectKind(f.name, f.bytes);
       if (!kind) throw new AppError('unsupported_media', `Unsupported file type: '${f.name}' (accepted: ${ACCEPTED_LABELS})`);
       this.checkImage(f.name, kind, f.bytes);
-      const result = await this.extraction.extract({ name: f.name, kind, bytes: f.bytes, archive: this.limits.archive, spent, limits: this.limits.content });
+      const result = await this.extraction.extract(organizationId, { name: f.name, kind, bytes: f.bytes, archive: this.limits.archive, spent, limits: this.limits.content });
       this.log.debug({ file_kind: kind, size: f.bytes.byteLength, ms: result.ms, peak_rss_mb: result.peakRssMb }, 'file extracted');
       if (!result.ok) {
         if (result.failure === 'too_large') throw new AppError('too_large', `File '${f.name}' ${result.reason}`);
+        if (result.failure === 'unavailable') throw new AppError('unavailable', `File '${f.name}' could not be read now: ${result.reason}`, { retryAfter: 5 });
         this.log.info({ reason: result.reason, file_kind: kind }, 'file could not be read');
         throw new AppError('unsupported_media', `File '${f.name}' could not be read as ${KIND_INFO[kind].label}`);
       }
@@ -165,7 +169,7 @@ export class FilesService {
 
   /** prepare + store. */
   async ingest(organizationId: string, files: IncomingFile[]): Promise<StoredFile[]> {
-    return this.store(organizationId, await this.prepare(files));
+    return this.store(organizationId, await this.prepare(organizationId, files));
   }
 
   /** Removes files stored for a request that was refused after storing (compensation). */

@@ -76,12 +76,12 @@ export class DocumentReader {
   ) {}
 
   /** Types, checks and extracts uploads (413/415 naming the file, nothing stored); the files pipeline stores them. */
-  async prepareUploads(files: IncomingFile[]): Promise<PreparedFile[]> {
+  async prepareUploads(organizationId: string, files: IncomingFile[]): Promise<PreparedFile[]> {
     // Limits first, over the whole request, before any extraction work.
     this.files.checkRequestSize(files.reduce((n, f) => n + f.bytes.byteLength, 0));
     for (const f of files) this.files.checkFileSize(f.name, f.bytes.byteLength);
     const delegated = files.filter((f) => !ownFormat(f.name));
-    const extracted = await this.files.prepare(delegated);
+    const extracted = await this.files.prepare(organizationId, delegated);
     const prepared = new Map<IncomingFile, PreparedFile>(delegated.map((f, i) => [f, extracted[i]!]));
     for (const f of files) {
       const mimeType = ownFormat(f.name);
@@ -101,7 +101,7 @@ export class DocumentReader {
   }
 
   /** Fetches a document URL under the egress policy and extracts its text. */
-  async fetchUrl(url: string, signal: AbortSignal): Promise<ReadDocument> {
+  async fetchUrl(organizationId: string, url: string, signal: AbortSignal): Promise<ReadDocument> {
     const timeout = AbortSignal.timeout(this.limits.fetchTimeoutMs);
     const combined = AbortSignal.any([signal, timeout]);
     let res: Response;
@@ -120,10 +120,10 @@ export class DocumentReader {
     }
     const bytes = await this.readCapped(res, url);
     const contentType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    return this.extract(fileNameFor(url, contentType), contentType, bytes);
+    return this.extract(organizationId, fileNameFor(url, contentType), contentType, bytes);
   }
 
-  private async extract(name: string, contentType: string, bytes: Uint8Array): Promise<ReadDocument> {
+  private async extract(organizationId: string, name: string, contentType: string, bytes: Uint8Array): Promise<ReadDocument> {
     const own = ownFormat(name) ?? (TEXT_FORMATS[EXTENSION_OF_TYPE[contentType] ?? ''] ? contentType : undefined);
     if (own) {
       const decoded = decodeText(bytes);
@@ -131,7 +131,7 @@ export class DocumentReader {
       return { mimeType: own, text: toText(own, decoded), table: false };
     }
     try {
-      const [p] = await this.files.prepare([{ name, bytes }]);
+      const [p] = await this.files.prepare(organizationId, [{ name, bytes }]);
       return { mimeType: p!.mimeType, text: p!.text, table: p!.kind === 'csv' };
     } catch (e) {
       // A file the extraction host refused (413/415, a crash or a timeout there included) fails the document for

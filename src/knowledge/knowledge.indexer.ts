@@ -176,7 +176,7 @@ export class KnowledgeIndexer implements Startable {
 
   private async fetchText(doc: DocumentRow, job: JobRow, lease: JobLease, signal: AbortSignal): Promise<string> {
     if (!doc.document_url) throw new DocumentReadError('The document has neither text nor a URL', true);
-    const read = await this.reader.fetchUrl(doc.document_url, signal);
+    const read = await this.reader.fetchUrl(job.organization_id, doc.document_url, signal);
     // Kept so an attempt after a crash indexes what was fetched instead of fetching again.
     await this.repo.saveText(job.organization_id, doc.id, job.id, lease.fence, read.text, read.mimeType, null, this.clock.now());
     doc.mime_type = read.mimeType;

@@ -132,7 +132,7 @@ export class KnowledgeService {
   async addFiles(org: string, kbId: string, files: IncomingFile[]): Promise<DocumentView[]> {
     await this.requireKb(org, kbId);
     if (!files.length) throw AppError.invalid(['body', 'files'], 'at least one file is required');
-    const prepared = await this.reader.prepareUploads(files);
+    const prepared = await this.reader.prepareUploads(org, files);
     const stored = await this.files.store(org, prepared);
     const now = this.clock.now();
     const rows = stored.map((f, i) =>

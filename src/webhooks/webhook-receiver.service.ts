@@ -63,7 +63,7 @@ export class WebhookReceiver {
     if (params.prompt === undefined && !call.files.length && !params.context) {
       throw AppError.validation([{ loc: ['body', 'prompt'], msg: 'Field required', type: 'missing' }]);
     }
-    const prepared = await this.files.prepare(call.files);
+    const prepared = await this.files.prepare(organizationId, call.files);
     const stored = await this.files.store(organizationId, prepared);
     const submission: TaskSubmission = {
       organizationId,

@@ -17,12 +17,12 @@ describe('file typing and extraction', () => {
   afterAll(async () => t?.close());
 
   it.each(everyAcceptedType())('extracts the text of $name', async (f) => {
-    const [prepared] = await t.c.files.prepare([{ name: f.name, bytes: f.bytes }]);
+    const [prepared] = await t.c.files.prepare(t.orgA, [{ name: f.name, bytes: f.bytes }]);
     expect(prepared!.text).toContain(f.word);
   });
 
   it('reads SVG text nodes only, not styles', async () => {
-    const [p] = await t.c.files.prepare([everyAcceptedType().find((f) => f.name.endsWith('.svg'))!]);
+    const [p] = await t.c.files.prepare(t.orgA, [everyAcceptedType().find((f) => f.name.endsWith('.svg'))!]);
     expect(p!.text).toBe('The KOALA');
   });
 
@@ -32,7 +32,7 @@ describe('file typing and extraction', () => {
       'prog.exe': b.makeExe(),
       'inner.zip': b.makeZip({ 'deep.docx': b.makeDocx('nested BEE') }),
     });
-    const [p] = await t.c.files.prepare([{ name: 'x.zip', bytes: zip }]);
+    const [p] = await t.c.files.prepare(t.orgA, [{ name: 'x.zip', bytes: zip }]);
     expect(p!.text).toContain('first ANT');
     expect(p!.text).toContain('nested BEE');
     expect(p!.text).toContain('prog.exe (skipped: not an accepted file type)');
@@ -50,13 +50,13 @@ describe('file typing and extraction', () => {
     ['page.html', Buffer.from('<html>hi</html>')],
     ['picture.svg', Buffer.from('just text, no svg element')],
   ])('refuses %s when content and name disagree or the type is not accepted (415 naming the file)', async (name, bytes) => {
-    const err = await t.c.files.prepare([{ name, bytes }]).catch((e) => e);
+    const err = await t.c.files.prepare(t.orgA, [{ name, bytes }]).catch((e) => e);
     expect(err.status).toBe(415);
     expect(err.message).toContain(`'${name}'`);
   });
 
   it('types a file without an extension by its content', async () => {
-    const [p] = await t.c.files.prepare([{ name: 'upload', bytes: b.makePdf('no extension NEWT') }]);
+    const [p] = await t.c.files.prepare(t.orgA, [{ name: 'upload', bytes: b.makePdf('no extension NEWT') }]);
     expect(p!.kind).toBe('pdf');
     expect(p!.text).toContain('NEWT');
   });
@@ -67,7 +67,7 @@ describe('file typing and extraction', () => {
       ['deep.zip', b.makeNestedZip(5, 'x'), 'depth'],
       ['many.zip', b.makeZip(Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}.txt`, 'x']))), 'entries'],
     ] as const) {
-      const err = await t.c.files.prepare([{ name, bytes }]).catch((e) => e);
+      const err = await t.c.files.prepare(t.orgA, [{ name, bytes }]).catch((e) => e);
       expect(err.status, name).toBe(413);
       expect(err.message).toContain(`'${name}'`);
       expect(err.message).toContain(reason);
@@ -77,7 +77,7 @@ describe('file typing and extraction', () => {
   it('never inflates an entry past the size it declares', async () => {
     const real = Buffer.alloc(1024 * 1024, 'a');
     const zip = b.writeRawZip([{ name: 'liar.txt', data: deflateRawSync(real), crc: crc32(real), declaredSize: 10 }]);
-    const [p] = await t.c.files.prepare([{ name: 'liar.zip', bytes: zip }]);
+    const [p] = await t.c.files.prepare(t.orgA, [{ name: 'liar.zip', bytes: zip }]);
     expect(p!.text).toContain('aaaaaaaaaa');
     expect(p!.text.length).toBeLessThan(100);
   });
@@ -91,11 +91,11 @@ describe('file size limits', () => {
   afterAll(async () => t?.close());
 
   it('refuses a file over the per-file limit and a request over the per-request limit (413)', async () => {
-    const big = await t.c.files.prepare([{ name: 'big.txt', bytes: Buffer.alloc(1001, 'a') }]).catch((e) => e);
+    const big = await t.c.files.prepare(t.orgA, [{ name: 'big.txt', bytes: Buffer.alloc(1001, 'a') }]).catch((e) => e);
     expect(big.status).toBe(413);
     expect(big.message).toContain("'big.txt'");
     const two = await t.c.files
-      .prepare([
+      .prepare(t.orgA, [
         { name: 'a.txt', bytes: Buffer.alloc(800, 'a') },
         { name: 'b.txt', bytes: Buffer.alloc(800, 'b') },
       ])

@@ -113,7 +113,7 @@ describe.each(TEST_DBS)('extraction host limits (%s)', (kind) => {
     w = await startWebhookWorld(kind, { AGENTRY_EXTRACT_TIMEOUT_MS: '150', AGENTRY_EXTRACT_QUEUE: '0' });
     w.llm.handle(() => ({ text: 'read it' }));
     url = await enableWebhook(w, await createAgent(w));
-    // Warms the host: a fresh child is allowed its start-up time on top of the deadline.
+    // Warms the host: a fresh child gets its start-up time before a file's deadline starts.
     expect((await hook(w, url, { multipart: form('warm.txt', Buffer.from('warm up')) })).status).toBe(200);
   });
   afterAll(async () => w?.close());
@@ -128,8 +128,8 @@ describe.each(TEST_DBS)('extraction host limits (%s)', (kind) => {
   });
 
   it('answers 503 with Retry-After when every host is busy and the queue is full', async () => {
-    // A kill leaves no host; the next call gets a fresh one with its start-up allowance (seconds), holding the
-    // only host while the second call finds no room.
+    // A kill leaves no host; the next call waits for a fresh one to start (a few hundred ms) and then for its
+    // deadline, holding the only host while the second call finds no room.
     expect((await hook(w, url, { multipart: form('killed.png', fixture('ocr.png')) })).status).toBe(413);
     const first = hook(w, url, { multipart: form('a.png', fixture('ocr.png')) });
     await new Promise((res) => setTimeout(res, 300));
@@ -137,6 +137,7 @@ describe.each(TEST_DBS)('extraction host limits (%s)', (kind) => {
     expect(second.status, JSON.stringify(second.json)).toBe(503);
     expect(second.json).toEqual({ detail: expect.any(String) });
     expect(second.headers.get('retry-after')).toBe('5');
-    expect((await first).status).toBe(200);
+    // The deadline applies from the moment the fresh host is ready, not after a start-up allowance.
+    expect((await first).status).toBe(413);
   });
 });

@@ -1,8 +1,9 @@
 /**
- * Jobs waiting for a sandbox thread, one FIFO queue per organization. A free thread takes the oldest job of the
- * organization served least recently (an organization never served comes first), skipping organizations that
- * already hold their share of threads. So an organization's oldest waiting job has at most one job of every other
- * organization with waiting work started ahead of it, however many jobs those organizations have queued.
+ * Jobs waiting for a shared worker (a sandbox thread, an extraction process), one FIFO queue per organization. A
+ * free worker takes the oldest job of the organization served least recently (an organization never served comes
+ * first), skipping organizations that already hold their share of workers. So an organization's oldest waiting job
+ * has at most one job of every other organization with waiting work started ahead of it, however many jobs those
+ * organizations have queued.
  */
 export class FairQueue<T> {
   private readonly queues = new Map<string, T[]>();
