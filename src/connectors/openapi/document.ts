@@ -1,5 +1,7 @@
-import { normalize, upgradeFromTwoToThree, validate } from '@scalar/openapi-parser';
+import { upgradeFromTwoToThree, validate } from '@scalar/openapi-parser';
+import { parseDocument } from 'yaml';
 import { AppError } from '../../errors.js';
+import { jsonTooDeep } from '../../http/json-depth.js';
 
 /**
  * Loading an imported document: parse (JSON or YAML), validate, and upgrade Swagger 2.0 to OpenAPI 3.0 so the
@@ -29,20 +31,32 @@ export interface LoadedDocument {
  */
 const TOLERATED = /can't resolve|could not resolve|external reference/i;
 
+/**
+ * Deepest nesting (objects and arrays) an imported document may have. The parser's validator, the reference
+ * resolver and the inliner walk documents recursively: a schema nested 3,000 levels deep overflowed the stack
+ * (issue 20). Real documents stay far below (a schema 100 properties deep is already absurd).
+ */
+export const MAX_DOCUMENT_DEPTH = 256;
+/** YAML aliases a document may expand: a few are normal, a "billion laughs" document needs millions. */
+export const MAX_YAML_ALIASES = 1000;
+
 export async function loadOpenApiDocument(input: unknown, loc: (string | number)[] = ['body', 'openapi']): Promise<LoadedDocument> {
   let raw: unknown;
   try {
     if (typeof input === 'string') {
       if (!input.trim()) throw new Error('the document is empty');
-      raw = normalize(input);
+      raw = parseText(input, loc);
     } else if (input && typeof input === 'object' && !Array.isArray(input)) {
       // The upgrader rewrites objects in place: work on a copy of what the caller gave us.
       raw = structuredClone(input);
     } else throw new Error('expected an OpenAPI document (object, JSON or YAML)');
   } catch (e) {
+    if (e instanceof AppError) throw e;
+    if (e instanceof RangeError) throw tooDeep(loc);
     throw AppError.invalid(loc, `Invalid OpenAPI document: ${firstLine((e as Error).message)}`);
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw AppError.invalid(loc, 'Invalid OpenAPI document: not an object');
+  if (deeperThan(raw, MAX_DOCUMENT_DEPTH)) throw tooDeep(loc);
   const obj = raw as JsonObject;
   const sourceVersion = typeof obj.openapi === 'string' ? obj.openapi : typeof obj.swagger === 'string' ? obj.swagger : undefined;
   if (!sourceVersion || !/^(2\.0|3\.[01])(\.\d+)?$/.test(sourceVersion)) {
@@ -68,6 +82,53 @@ export async function loadOpenApiDocument(input: unknown, loc: (string | number)
     apiVersion: typeof info.version === 'string' ? info.version : String(info.version ?? ''),
     serverUrl: firstServerUrl(document),
   };
+}
+
+/**
+ * JSON, or YAML with the core schema only: a tag it does not know (`!!js/function`, `!custom`) is refused rather
+ * than read as a string, and alias expansion is bounded. (The parser's own `normalize` allowed 10,000 aliases,
+ * printed unknown tags as process warnings and accepted them.)
+ */
+function parseText(text: string, loc: (string | number)[]): unknown {
+  if (text.trimStart().startsWith('{')) {
+    if (jsonTooDeep(text, MAX_DOCUMENT_DEPTH)) throw tooDeep(loc);
+    try {
+      return JSON.parse(text);
+    } catch {
+      // Not JSON after all: YAML flow style starts with `{` too.
+    }
+  }
+  const doc = parseDocument(text, { merge: true, prettyErrors: false, uniqueKeys: false });
+  if (doc.errors.length) {
+    // The YAML parser reports its own stack overflow on deep flow collections as a parse error.
+    if (/call stack/i.test(doc.errors[0].message)) throw tooDeep(loc);
+    throw new Error(doc.errors[0].message);
+  }
+  const tag = doc.warnings.find((w) => w.code === 'TAG_RESOLVE_FAILED');
+  if (tag) throw AppError.invalid(loc, `Invalid OpenAPI document: ${firstLine(tag.message)} (only plain YAML is accepted: no custom or language-specific tags)`);
+  return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+}
+
+function tooDeep(loc: (string | number)[]): AppError {
+  return AppError.invalid(loc, `Invalid OpenAPI document: nested deeper than ${MAX_DOCUMENT_DEPTH} levels`);
+}
+
+/** Whether a parsed value nests objects and arrays deeper than `max`; iterative, so any depth is safe to ask about. */
+export function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  // YAML aliases share objects: one is walked again only when reached deeper than before, so the answer is the
+  // longest path and each object is walked at most `max` times (aliases are bounded separately).
+  const best = new Map<object, number>();
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (!v || typeof v !== 'object') continue;
+    if (d > max) return true;
+    const before = best.get(v);
+    if (before !== undefined && before >= d) continue;
+    best.set(v, d);
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child && typeof child === 'object') stack.push([child, d + 1]);
+  }
+  return false;
 }
 
 function firstLine(s: string): string {

@@ -22,6 +22,7 @@ interface Pending {
   name: string;
   target: unknown;
   depth: number;
+  nest: number;
   ancestors: ReadonlySet<string>;
 }
 
@@ -57,6 +58,14 @@ const sizeCache = new WeakMap<object, number>();
 const FORCED_CEILING = 20;
 const FORCED_MINIMUM = 100_000;
 
+/**
+ * Deepest nesting of subschemas in an output. References are expanded one after the other, so a chain of them
+ * (even at data depth 0, through `allOf`) could nest an output as deep as the forced ceiling allows, and everything
+ * that walks it recursively (JSON, Ajv, the LLM request) would overflow the stack (issue 20). Deeper subschemas
+ * become `x-truncated` markers; real documents stay far below.
+ */
+export const MAX_SCHEMA_NESTING = 64;
+
 export class SchemaInliner {
   private used = 0;
   private readonly buckets: Pending[][] = [];
@@ -76,7 +85,7 @@ export class SchemaInliner {
    * so the returned object is complete only after that call.
    */
   add(schema: unknown, depth: number): unknown {
-    return this.copy(schema, depth, new Set());
+    return this.copy(schema, depth, new Set(), 0);
   }
 
   /** Expands the queued references, shallowest first, within the budget. */
@@ -100,7 +109,7 @@ export class SchemaInliner {
       return;
     }
     const ancestors = new Set(p.ancestors).add(p.key);
-    let content = this.copy(p.target, p.depth, ancestors);
+    let content = this.copy(p.target, p.depth, ancestors, p.nest);
     if (typeof content === 'boolean') content = content ? {} : { not: {} };
     this.used -= 1; // the placeholder was already counted as this node
     Object.assign(p.placeholder, mergeSiblings(content as JsonObject, p.siblings));
@@ -120,15 +129,20 @@ export class SchemaInliner {
     return { ...(type !== undefined ? { type } : {}), description, [kind]: name };
   }
 
-  private copy(node: unknown, depth: number, ancestors: ReadonlySet<string>): unknown {
+  private copy(node: unknown, depth: number, ancestors: ReadonlySet<string>, nest: number): unknown {
     if (typeof node === 'boolean') {
       this.used++;
       return node;
     }
     if (!node || typeof node !== 'object' || Array.isArray(node)) return node;
     const src = node as JsonObject;
-    if (typeof src.$ref === 'string') return this.reference(src, depth, ancestors);
+    if (nest > MAX_SCHEMA_NESTING) {
+      this.used++;
+      return this.marker(src, `a subschema nested deeper than ${MAX_SCHEMA_NESTING} levels`, 'x-truncated');
+    }
+    if (typeof src.$ref === 'string') return this.reference(src, depth, ancestors, nest);
     this.used++;
+    const inner = nest + 1;
     const out: JsonObject = {};
     for (const [k, v] of Object.entries(src)) {
       if (DROPPED.has(k) || k === '$ref' || k.startsWith('x-')) continue;
@@ -139,14 +153,14 @@ export class SchemaInliner {
           // A property literally named "$ref" (SCIM, Kubernetes' JSONSchemaProps) would read as an unresolved
           // reference to every consumer of the schema; it is left out (decisions.md).
           if (name === '$ref') continue;
-          m[name] = this.copy(sub, child, ancestors);
+          m[name] = this.copy(sub, child, ancestors, inner);
         }
         out[k] = m;
       } else if (k in SCHEMA_LISTS && Array.isArray(v)) {
         const child = SCHEMA_LISTS[k] ? depth + 1 : depth;
-        out[k] = v.map((sub) => this.copy(sub, child, ancestors));
+        out[k] = v.map((sub) => this.copy(sub, child, ancestors, inner));
       } else if (k in SCHEMA_SINGLE && v !== null && typeof v === 'object') {
-        out[k] = this.copy(v, SCHEMA_SINGLE[k] ? depth + 1 : depth, ancestors);
+        out[k] = this.copy(v, SCHEMA_SINGLE[k] ? depth + 1 : depth, ancestors, inner);
       } else if (k === 'discriminator' && v && typeof v === 'object') {
         out[k] = discriminatorWithoutRefs(v as JsonObject);
       } else {
@@ -165,9 +179,9 @@ export class SchemaInliner {
     return out;
   }
 
-  private reference(src: JsonObject, depth: number, ancestors: ReadonlySet<string>): JsonObject {
+  private reference(src: JsonObject, depth: number, ancestors: ReadonlySet<string>, nest: number): JsonObject {
     const { $ref, ...rest } = src;
-    const siblings = Object.keys(rest).length ? (this.copy(rest, depth, ancestors) as JsonObject) : {};
+    const siblings = Object.keys(rest).length ? (this.copy(rest, depth, ancestors, nest) as JsonObject) : {};
     if (Object.keys(rest).length) this.used--; // the sibling holder is not a node of its own
     const resolved = this.resolver.resolve($ref as string);
     this.used++;
@@ -177,7 +191,7 @@ export class SchemaInliner {
     }
     if (ancestors.has(resolved.key)) return { ...siblings, ...this.marker(resolved.target, resolved.name, 'x-recursive') };
     const placeholder: JsonObject = {};
-    (this.buckets[depth] ??= []).push({ placeholder, siblings, key: resolved.key, name: resolved.name, target: resolved.target, depth, ancestors });
+    (this.buckets[depth] ??= []).push({ placeholder, siblings, key: resolved.key, name: resolved.name, target: resolved.target, depth, nest, ancestors });
     return placeholder;
   }
 }
