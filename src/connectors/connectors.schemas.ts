@@ -12,9 +12,20 @@ export const ImportConnectorBody = z
   .strict();
 export type ImportConnectorBody = z.infer<typeof ImportConnectorBody>;
 
+/** What fetch can send as a header (RFC 9110 token; a value without CR, LF, NUL or characters outside Latin-1). */
+const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'Invalid header name');
+const HeaderValue = z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'Invalid header value: control characters or characters outside Latin-1');
+
 export const SecurityConfig = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('api_key'), in: z.enum(['header', 'query']), name: z.string().min(1), value: z.string().min(1) }).strict(),
-  z.object({ type: z.literal('bearer'), token: z.string().min(1) }).strict(),
+  z
+    .object({ type: z.literal('api_key'), in: z.enum(['header', 'query']), name: z.string().min(1), value: z.string().min(1) })
+    .strict()
+    .superRefine((v, ctx) => {
+      if (v.in !== 'header') return;
+      if (!HeaderName.safeParse(v.name).success) ctx.addIssue({ code: 'custom', path: ['name'], message: 'Invalid header name' });
+      if (!HeaderValue.safeParse(v.value).success) ctx.addIssue({ code: 'custom', path: ['value'], message: 'Invalid header value' });
+    }),
+  z.object({ type: z.literal('bearer'), token: HeaderValue.min(1) }).strict(),
   z.object({ type: z.literal('basic'), username: z.string(), password: z.string() }).strict(),
   z
     .object({
@@ -40,7 +51,7 @@ export const ConnectBody = z
       .refine((u) => /^https?:\/\//i.test(u), 'base_url must be an http or https URL')
       .nullish(),
     security: SecurityConfig.nullish(),
-    headers: z.record(z.string(), z.string()).nullish(),
+    headers: z.record(HeaderName, HeaderValue).nullish(),
     general_params: z.record(z.string(), scalar).nullish(),
     /** Upstream timeout for this connection's calls, seconds (default 30). */
     timeout_seconds: z.number().positive().max(300).nullish(),

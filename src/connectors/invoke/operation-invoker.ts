@@ -61,7 +61,7 @@ export class OperationInvoker {
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const started = this.clock.now();
     const send = async () => {
-      const req = buildRequest(baseUrl, op.operation.path, op.operation.method, op.plan, normalized, { headers: conn.headers, query: conn.generalParams });
+      const req = build(() => buildRequest(baseUrl, op.operation.path, op.operation.method, op.plan, normalized, { headers: conn.headers, query: conn.generalParams }));
       if (conn.security) {
         await applySecurity(req, conn.security, { connectionId: conn.record.id, fetch: this.fetch, tokens: this.tokens, signal: combined });
       }
@@ -100,6 +100,19 @@ export class OperationInvoker {
 }
 
 class ResponseTooLarge extends Error {}
+
+/**
+ * Building the request from the caller's parameters happens before anything is sent: whatever fails there is the
+ * caller's mistake (422), never an upstream failure (502, as it was: issue 20).
+ */
+function build<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    throw AppError.invalid(['body'], 'The request cannot be built from these parameters');
+  }
+}
 
 /** JSON when the upstream says so (or the text parses as JSON), else text; empty -> null. */
 async function readBody(res: Response): Promise<unknown> {

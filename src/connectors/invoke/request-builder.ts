@@ -1,3 +1,4 @@
+import { AppError } from '../../errors.js';
 import type { PlannedParameter, RequestPlan } from '../openapi/operation-schema.js';
 
 /**
@@ -47,11 +48,12 @@ export function buildRequest(
   }
 
   const headers = new Headers();
-  for (const [k, v] of Object.entries(defaults.headers ?? {})) headers.set(k, v);
+  for (const [k, v] of Object.entries(defaults.headers ?? {})) setHeader(headers, k, v, CONNECTION_LOC);
   for (const [k, v] of Object.entries(payload.headers ?? {})) {
-    if (v !== undefined && v !== null) headers.set(k, Array.isArray(v) ? v.map(text).join(',') : text(v));
+    if (v !== undefined && v !== null) setHeader(headers, k, Array.isArray(v) ? v.map(text).join(',') : text(v), ['body', 'headers', k]);
   }
   const cookies = Object.entries(payload.cookies ?? {}).filter(([, v]) => v !== undefined && v !== null);
+  for (const [k] of cookies) if (!HEADER_NAME.test(k)) throw AppError.invalid(['body', 'cookies', k], 'Invalid cookie name');
   if (cookies.length) headers.set('cookie', cookies.map(([k, v]) => `${k}=${encodeURIComponent(text(v))}`).join('; '));
   if (!headers.has('accept')) headers.set('accept', 'application/json, */*;q=0.8');
 
@@ -61,6 +63,24 @@ export function buildRequest(
   if (hasBody && plan.bodyMediaType !== null) encodeBody(out, plan.bodyMediaType, body);
   else if (hasBody) encodeBody(out, 'application/json', body);
   return out;
+}
+
+/** RFC 9110 token, and a field value without CR, LF, NUL or characters outside Latin-1 (what fetch can send). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** Where a connection's own header is reported: the caller chose the connection, not its headers. */
+export const CONNECTION_LOC: (string | number)[] = ['path', 'connection_id'];
+
+/**
+ * A header the caller (or the connection) gave that fetch would refuse is the caller's mistake: 422 naming it,
+ * never the value (it may be a credential). fetch's own TypeError answered 502 as if the upstream had failed
+ * (issue 20).
+ */
+export function setHeader(headers: Headers, name: string, value: string, loc: (string | number)[]): void {
+  const where = loc === CONNECTION_LOC ? ` (header '${name}' of the connection)` : '';
+  if (!HEADER_NAME.test(name)) throw AppError.invalid(loc, `Invalid header name${where}`);
+  if (!HEADER_VALUE.test(value)) throw AppError.invalid(loc, `Invalid header value: control characters or characters outside Latin-1${where}`);
+  headers.set(name, value);
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

@@ -2,7 +2,7 @@ import { REDACTED } from '../../lib/secret-box.js';
 import type { SafeFetch } from '../../net/index.js';
 import type { SecurityConfig, SecurityKind } from '../connectors.schemas.js';
 import type { OAuthTokenCache } from './oauth-token-cache.js';
-import type { OutgoingRequest } from './request-builder.js';
+import { CONNECTION_LOC, setHeader, type OutgoingRequest } from './request-builder.js';
 
 /** How each security kind of CONTRACT section 3 is applied to a request, and shown (masked) in responses. */
 
@@ -25,19 +25,19 @@ export const SECURITY_KINDS: Registry = {
   api_key: {
     async apply(req, cfg) {
       if (cfg.in === 'query') req.url.searchParams.set(cfg.name, cfg.value);
-      else req.headers.set(cfg.name, cfg.value);
+      else setHeader(req.headers, cfg.name, cfg.value, CONNECTION_LOC);
     },
     mask: (cfg) => ({ type: cfg.type, in: cfg.in, name: cfg.name, value: REDACTED }),
   },
   bearer: {
     async apply(req, cfg) {
-      req.headers.set('authorization', `Bearer ${cfg.token}`);
+      setHeader(req.headers, 'authorization', `Bearer ${cfg.token}`, CONNECTION_LOC);
     },
     mask: (cfg) => ({ type: cfg.type, token: REDACTED }),
   },
   basic: {
     async apply(req, cfg) {
-      req.headers.set('authorization', `Basic ${Buffer.from(`${cfg.username}:${cfg.password}`).toString('base64')}`);
+      setHeader(req.headers, 'authorization', `Basic ${Buffer.from(`${cfg.username}:${cfg.password}`).toString('base64')}`, CONNECTION_LOC);
     },
     mask: (cfg) => ({ type: cfg.type, username: cfg.username, password: REDACTED }),
   },
