@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { parseJson, type Db } from '../db/database.js';
 import type { CustomFunctionsTables } from './custom-functions.tables.js';
+import { batches, VALUES_PER_IN_LIST } from '../db/batches.js';
 
 export type CustomFunctionStatus = 'analysing' | 'ready' | 'error';
 
@@ -65,14 +66,17 @@ export class CustomFunctionsRepository {
   }
 
   async findMany(organizationId: string, ids: string[]): Promise<CustomFunctionRecord[]> {
-    if (!ids.length) return [];
-    const rows = await this.db.kysely
-      .selectFrom('custom_functions')
-      .selectAll()
-      .where('organization_id', '=', organizationId)
-      .where('id', 'in', ids)
-      .execute();
-    return rows.map(fromRow);
+    const out: CustomFunctionRecord[] = [];
+    for (const batch of batches(ids, VALUES_PER_IN_LIST)) {
+      const rows = await this.db.kysely
+        .selectFrom('custom_functions')
+        .selectAll()
+        .where('organization_id', '=', organizationId)
+        .where('id', 'in', batch)
+        .execute();
+      out.push(...rows.map(fromRow));
+    }
+    return out;
   }
 
   async list(organizationId: string, offset: number, limit: number): Promise<{ items: CustomFunctionRecord[]; total: number }> {

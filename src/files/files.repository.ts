@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { FilesTables } from './files.tables.js';
+import { batches, ROWS_PER_INSERT, VALUES_PER_IN_LIST } from '../db/batches.js';
 
 export interface FileRecord {
   id: string;
@@ -36,10 +37,11 @@ export class FilesRepository {
   async insertMany(records: FileRecord[]): Promise<void> {
     if (!records.length) return;
     await this.db.kysely.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('files')
-        .values(
-          records.map((f) => ({
+      for (const batch of batches(records, ROWS_PER_INSERT)) {
+        await trx
+          .insertInto('files')
+          .values(
+            batch.map((f) => ({
             id: f.id,
             organization_id: f.organizationId,
             name: f.name,
@@ -51,8 +53,9 @@ export class FilesRepository {
             text: f.text,
             created_at: f.createdAt,
           })),
-        )
-        .execute();
+          )
+          .execute();
+      }
     });
   }
 
@@ -71,8 +74,9 @@ export class FilesRepository {
   }
 
   async deleteMany(organizationId: string, ids: string[]): Promise<void> {
-    if (!ids.length) return;
-    await this.db.kysely.deleteFrom('files').where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
+    for (const batch of batches(ids, VALUES_PER_IN_LIST)) {
+      await this.db.kysely.deleteFrom('files').where('organization_id', '=', organizationId).where('id', 'in', batch).execute();
+    }
   }
 
   async count(organizationId: string): Promise<number> {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { batches, ROWS_PER_INSERT, VALUES_PER_IN_LIST } from '../db/batches.js';
 
 export type KbRow = Database['knowledge_bases'];
 export type DocumentRow = Database['kb_documents'];
@@ -46,9 +47,12 @@ export class KnowledgeRepository {
 
   /** The ids among `ids` that are knowledge bases of the organization. */
   async existingKbIds(org: string, ids: string[]): Promise<Set<string>> {
-    if (!ids.length) return new Set();
-    const rows = await this.k.selectFrom('knowledge_bases').select('id').where('organization_id', '=', org).where('id', 'in', ids).execute();
-    return new Set(rows.map((r) => r.id));
+    const out = new Set<string>();
+    for (const batch of batches(ids, VALUES_PER_IN_LIST)) {
+      const rows = await this.k.selectFrom('knowledge_bases').select('id').where('organization_id', '=', org).where('id', 'in', batch).execute();
+      for (const r of rows) out.add(r.id);
+    }
+    return out;
   }
 
   async listKbs(org: string, offset: number, limit: number): Promise<{ rows: KbRow[]; total: number }> {
@@ -99,7 +103,7 @@ export class KnowledgeRepository {
   }
 
   async insertDocuments(k: Kysely<Database>, rows: DocumentRow[]): Promise<void> {
-    if (rows.length) await k.insertInto('kb_documents').values(rows).execute();
+    for (const batch of batches(rows, ROWS_PER_INSERT)) await k.insertInto('kb_documents').values(batch).execute();
   }
 
   findDocument(org: string, kbId: string, id: string): Promise<DocumentRow | undefined> {

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { SkillsTables } from './skills.tables.js';
+import { batches, VALUES_PER_IN_LIST } from '../db/batches.js';
 
 export interface OrgSkillRecord {
   organizationId: string;
@@ -34,9 +35,12 @@ export class SkillsRepository {
   }
 
   async findMany(organizationId: string, names: string[]): Promise<OrgSkillRecord[]> {
-    if (!names.length) return [];
-    const rows = await this.db.kysely.selectFrom('skills').selectAll().where('organization_id', '=', organizationId).where('name', 'in', names).execute();
-    return rows.map(toRecord);
+    const out: OrgSkillRecord[] = [];
+    for (const batch of batches(names, VALUES_PER_IN_LIST)) {
+      const rows = await this.db.kysely.selectFrom('skills').selectAll().where('organization_id', '=', organizationId).where('name', 'in', batch).execute();
+      out.push(...rows.map(toRecord));
+    }
+    return out;
   }
 
   async count(organizationId: string): Promise<number> {

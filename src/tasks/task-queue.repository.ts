@@ -2,6 +2,7 @@ import { sql, type UpdateQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { RELEASED_ON_FINISH, type NewMessageRow, type TaskMessageRow, type TaskRow } from './tasks.repository.js';
+import { batches, ROWS_PER_INSERT } from '../db/batches.js';
 
 /** A claimed task as one worker holds it: every write below names this fence and is refused once it moved on. */
 export interface Lease {
@@ -246,12 +247,14 @@ export class TaskQueueRepository {
           .executeTakeFirst();
         out.push(row);
         if (!row) continue;
-        if (messages.length) await trx.insertInto('task_messages').values(messages).execute();
+        for (const batch of batches(messages, ROWS_PER_INSERT)) await trx.insertInto('task_messages').values(batch).execute();
         const events = [...trace, { type: event.type, time: now, data: event.data(row) }];
-        await trx
-          .insertInto('task_events')
-          .values(events.map((e) => ({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data })))
-          .execute();
+        for (const batch of batches(events, ROWS_PER_INSERT)) {
+          await trx
+            .insertInto('task_events')
+            .values(batch.map((e) => ({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data })))
+            .execute();
+        }
       }
       return out;
     });
