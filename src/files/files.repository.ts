@@ -42,17 +42,17 @@ export class FilesRepository {
           .insertInto('files')
           .values(
             batch.map((f) => ({
-            id: f.id,
-            organization_id: f.organizationId,
-            name: f.name,
-            kind: f.kind,
-            mime_type: f.mimeType,
-            size: f.size,
-            sha256: f.sha256,
-            blob_key: f.blobKey,
-            text: f.text,
-            created_at: f.createdAt,
-          })),
+              id: f.id,
+              organization_id: f.organizationId,
+              name: f.name,
+              kind: f.kind,
+              mime_type: f.mimeType,
+              size: f.size,
+              sha256: f.sha256,
+              blob_key: f.blobKey,
+              text: f.text,
+              created_at: f.createdAt,
+            })),
           )
           .execute();
       }

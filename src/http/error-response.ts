@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { AppError, isAppError } from '../errors.js';
+import { nulTextError } from '../lib/nul-text.js';
 
 /** Every JSON answer of ours carries this type; Fastify would append the charset to a bare `application/json`. */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -67,6 +68,14 @@ function fromFastify(err: FrameworkError | null | undefined): AppError | undefin
       return new AppError('unsupported_media', 'Unsupported media type');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return invalidContentLengthError();
+    // PostgreSQL refusing a value the caller sent (NUL in text, a character the encoding lacks): the statement
+    // failed, its transaction rolled back; the caller's mistake, not ours.
+    case '22021':
+    case '22P05':
+      return nulTextError();
+    // An index row over PostgreSQL's size limit (a huge value in an indexed column).
+    case '54000':
+      return tooLargeError();
   }
   if (err?.statusCode === 413) return tooLargeError();
   return undefined;

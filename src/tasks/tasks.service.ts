@@ -16,6 +16,7 @@ import { eventRow, presentEvent, presentMessage, presentTask } from './task.pres
 import { TaskSignals, Waker } from './task-signals.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
 import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
+import { hasNulText, nulTextError } from '../lib/nul-text.js';
 
 const DAY_MS = 86_400_000;
 const TITLE_CHARS = 80;
@@ -179,6 +180,8 @@ export class TasksService implements TaskSubmitter {
       max_attempts: strategies.maxAttempts,
       parent_execution: s.parentExecution ?? null,
     };
+    // Before any group commit: one row PostgreSQL refuses would fail every other caller's row in its batch.
+    if (hasNulText(fields as unknown as Record<string, unknown>)) throw nulTextError();
     return { agent, strategies, fields, now };
   }
 

@@ -62,8 +62,16 @@ export async function loadOpenApiDocument(input: unknown, loc: (string | number)
   if (!sourceVersion || !/^(2\.0|3\.[01])(\.\d+)?$/.test(sourceVersion)) {
     throw AppError.invalid(loc, 'Invalid OpenAPI document: expected OpenAPI 3.0, 3.1 or Swagger 2.0 (an "openapi" or "swagger" version field)');
   }
-  const result = await validate(obj);
+  let result: Awaited<ReturnType<typeof validate>>;
+  try {
+    result = await validate(obj);
+  } catch (e) {
+    if (e instanceof RangeError) throw tooDeep(loc);
+    throw e;
+  }
   const fatal = (result.errors ?? []).filter((e) => !TOLERATED.test(e.message));
+  // The validator follows references recursively: a chain of thousands overflows its stack, which it reports.
+  if (fatal.some((e) => /call stack/i.test(e.message))) throw tooDeep(loc);
   if (fatal.length) {
     const where = fatal[0].path ? ` at ${fatal[0].path}` : '';
     throw AppError.invalid(loc, `Invalid OpenAPI document: ${fatal[0].message}${where}`);
@@ -110,7 +118,7 @@ function parseText(text: string, loc: (string | number)[]): unknown {
 }
 
 function tooDeep(loc: (string | number)[]): AppError {
-  return AppError.invalid(loc, `Invalid OpenAPI document: nested deeper than ${MAX_DOCUMENT_DEPTH} levels`);
+  return AppError.invalid(loc, `Invalid OpenAPI document: nested deeper than ${MAX_DOCUMENT_DEPTH} levels (references included)`);
 }
 
 /** Whether a parsed value nests objects and arrays deeper than `max`; iterative, so any depth is safe to ask about. */
