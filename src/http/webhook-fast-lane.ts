@@ -28,8 +28,8 @@ import { objectBody, precheckKey, runWebhook } from './webhook-transport.js';
  * It answers exactly as the Fastify routes do: the same checks in the same order (credentials before the body),
  * the same body limit and JSON parser options, the same error mapping (`errorResponse`) and headers, including
  * the `connection: close` Fastify adds when a body cannot be read or parsed. Only requests it is sure to route
- * the way find-my-way would are taken: a secret of URL-safe characters within Fastify's 100-character parameter
- * limit, no percent-encoding, no other path.
+ * the way find-my-way would are taken: a secret of 1-100 URL-safe characters (longer ones go to Fastify), no
+ * percent-encoding, no other path.
  */
 export interface WebhookFastLane {
   /** Fastify's `serverFactory`: our handler first, Fastify's for whatever the lane does not take. */
@@ -126,7 +126,8 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
 
 function send(res: ServerResponse, status: number, headers: Record<string, string>, text: string): void {
   if (res.headersSent) return;
-  res.writeHead(status, { ...headers, 'content-type': JSON_CONTENT_TYPE, 'content-length': String(Buffer.byteLength(text)), [NOSNIFF[0]]: NOSNIFF[1] });
+  // nosniff first: Fastify's answers carry it first too (set on the raw response before Fastify sees the request).
+  res.writeHead(status, { [NOSNIFF[0]]: NOSNIFF[1], ...headers, 'content-type': JSON_CONTENT_TYPE, 'content-length': String(Buffer.byteLength(text)) });
   res.end(text);
 }
 
