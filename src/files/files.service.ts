@@ -13,6 +13,7 @@ import type { TextExtraction } from './extraction-pool.js';
 import type { ContentLimits } from './extractors/extractor.js';
 import { ImageHeaderError, isImageKind, overImageLimits, readImageSize } from './image-header.js';
 import type { FileRecord, FilesRepository } from './files.repository.js';
+import { withoutNul } from '../lib/nul-text.js';
 
 /** A file as received: its name as the caller gave it and its bytes. */
 export interface IncomingFile {
@@ -106,7 +107,7 @@ export class FilesService {
         throw new AppError('unsupported_media', `File '${f.name}' could not be read as ${KIND_INFO[kind].label}`);
       }
       spent = result.spent;
-      const text = result.text;
+      const text = withoutNul(result.text);
       out.push({
         name: f.name,
         kind,

@@ -19,3 +19,13 @@ export function hasNulText(values: Record<string, unknown>): boolean {
   }
   return false;
 }
+
+/**
+ * Text the service produced rather than received (a model's answer, a tool's result, a document's extracted text)
+ * cannot be refused: its NULs become U+FFFD, the replacement character, before it is stored. Without this,
+ * PostgreSQL refused the run's outcome (and the run was claimed again, calling the model and its tools again) and
+ * SQLite kept the text only up to the NUL.
+ */
+export function withoutNul(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}

@@ -15,6 +15,7 @@ import type { LocalSlots, SlotReservation } from './local-slots.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import type { TaskEvent } from './task.types.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
+import { withoutNul } from '../lib/nul-text.js';
 
 export interface TaskWorkerDeps {
   queue: TaskQueueRepository;
@@ -398,7 +399,7 @@ export class TaskWorker implements Startable, LocalSlots {
     }
     const fields: FinishFields = {
       status: outcome.status,
-      result: outcome.result,
+      result: withoutNul(outcome.result),
       tokens,
       llm_model_provider: outcome.llm_model_provider,
       llm_model_name: outcome.llm_model_name,
@@ -408,9 +409,9 @@ export class TaskWorker implements Startable, LocalSlots {
       task_id: row.id,
       run: row.run,
       role: m.role,
-      content: m.content,
+      content: m.content === null || m.content === undefined ? m.content : withoutNul(m.content),
       tool_calls: m.tool_calls ? JSON.stringify(m.tool_calls) : null,
-      tool_call_id: m.tool_call_id ?? null,
+      tool_call_id: m.tool_call_id ? withoutNul(m.tool_call_id) : null,
       created_at: parseTimeMs(m.created_at, now),
     }));
     const done = await this.outcomes.add({ lease: e.lease, fields, messages, trace, event: FINISHED_EVENT, now, claimed: row });
