@@ -108,11 +108,18 @@ async function readMultipartImport(request: FastifyRequest, maxFileBytes: number
 }
 
 async function readImportParts(request: FastifyRequest, maxFileBytes: number, body: Record<string, unknown>, setSize: (n: number) => void): Promise<void> {
+  let fileTaken = false;
   for await (const part of request.parts({ limits: { fileSize: maxFileBytes } })) {
     if (part.type === 'field') {
       if (typeof part.value === 'string' && !(part.fieldname in body)) body[part.fieldname] = part.value;
       continue;
     }
+    // The first file is the document; later ones are drained unread instead of being buffered for nothing.
+    if (fileTaken) {
+      part.file.resume();
+      continue;
+    }
+    fileTaken = true;
     const bytes = await part.toBuffer().catch((e: { code?: string }) => {
       if (e.code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('too_large', `File ${part.filename || part.fieldname} is larger than ${maxFileBytes} bytes`);
       throw e;
