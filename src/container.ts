@@ -40,6 +40,7 @@ import { WebhookReceiver } from './webhooks/webhook-receiver.service.js';
 import { CustomFunctionsRepository } from './custom-functions/custom-functions.repository.js';
 import { CustomFunctionsService } from './custom-functions/custom-functions.service.js';
 import { SandboxPool } from './custom-functions/sandbox.js';
+import { SchemaChecker } from './lib/schema-checker.js';
 import { McpClientPool } from './mcp/mcp-client-pool.js';
 import { McpServersRepository } from './mcp/mcp-servers.repository.js';
 import { McpServersService } from './mcp/mcp-servers.service.js';
@@ -155,9 +156,14 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const agents = new AgentsService(agentsRepo, clock, urls, secretBox, toolResolvers);
   const secrets = new SecretsService(new SecretsRepository(db), secretBox, clock);
 
+  // Tenant JSON Schemas (custom-function inputs, connector inputs, output schemas, tool arguments) are compiled and
+  // run on a worker thread: a large one costs hundreds of milliseconds, which must not stall this event loop.
+  const schemaChecker = new SchemaChecker();
+  background.push({ start: async () => {}, stop: () => schemaChecker.close() });
+
   // --- connectors (issue 5)
   const connectorsRepo = new ConnectorsRepository(db);
-  const connectors = new ConnectorsService(connectorsRepo, new OperationSchemas(connectorsRepo, { nodeBudget: config.schemaNodeBudget }), secretBox, clock);
+  const connectors = new ConnectorsService(connectorsRepo, new OperationSchemas(connectorsRepo, { nodeBudget: config.schemaNodeBudget, schemaChecker }), secretBox, clock);
   const connectorInvoker = new OperationInvoker(connectors, safeFetch, new OAuthTokenCache(clock), clock);
   toolResolvers.action = new ActionToolResolver(connectors);
   const actionTools = new ActionToolProvider({
@@ -169,6 +175,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- runtime: LLM providers, tool loop (issue 3)
   const runtime = createRuntime({
     config,
+    schemaChecker,
     egressFetch: safeFetch as typeof globalThis.fetch,
     secretBox,
     clock,
@@ -216,7 +223,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     maxQueuePerOrg: config.sandbox.maxQueuePerOrg,
   });
   background.push({ start: async () => {}, stop: () => sandbox.close() });
-  const customFunctions = new CustomFunctionsService(new CustomFunctionsRepository(db), sandbox, clock);
+  const customFunctions = new CustomFunctionsService(new CustomFunctionsRepository(db), sandbox, schemaChecker, clock);
   const mcpServersRepo = new McpServersRepository(db);
   const mcpServers = new McpServersService(mcpServersRepo, secretBox, clock);
   const mcpUserTokens = new McpUserTokensService(new McpUserTokensRepository(db), mcpServersRepo, secretBox, clock);

@@ -5,7 +5,8 @@ import type { CatalogOperation } from './openapi/catalog.js';
 import type { JsonObject } from './openapi/document.js';
 import { buildOperationSchema, type OperationSchema, type RequestPlan } from './openapi/operation-schema.js';
 import { RefResolver } from './openapi/refs.js';
-import { compilePayloadValidator, type PayloadValidator } from './invoke/payload-validator.js';
+import { payloadValidator, type PayloadValidator } from './invoke/payload-validator.js';
+import type { SchemaChecker } from '../lib/schema-checker.js';
 
 /**
  * Parsed documents and computed operation schemas, cached (LRU) so that a schema request or an invoke on a 10 MB
@@ -22,10 +23,13 @@ interface ParsedDocument {
 export interface PreparedOperation {
   schema: OperationSchema;
   plan: RequestPlan;
-  validate(payload: unknown): ValidationIssue[];
+  /** The payload's issues and the payload as validated (coerced); see payload-validator.ts. */
+  validate: PayloadValidator;
 }
 
 export interface OperationSchemaOptions {
+  /** Compiles and runs the operations' input schemas off the main thread. */
+  schemaChecker: SchemaChecker;
   /** Schema nodes per `input`/`output` (CONTRACT section 3). */
   nodeBudget: number;
   /** Schema nodes of an operation offered to an LLM as a tool (every node costs prompt tokens on every call). */
@@ -78,7 +82,7 @@ export class OperationSchemas {
       schema: built.schema,
       plan: built.plan,
       // Compiled on the first invoke only: schema reads never pay for it.
-      validate: (payload) => (validator ??= compilePayloadValidator(built.schema.input))(payload),
+      validate: (payload) => (validator ??= payloadValidator(this.opts.schemaChecker, orgId, built.schema.input))(payload),
     };
     const weight = JSON.stringify(built.schema).length;
     this.schemas.set(key, { prepared, weight });

@@ -4,6 +4,7 @@ import { newId } from '../lib/ids.js';
 import type { CustomFunctionRecord, CustomFunctionsRepository, CustomFunctionStatus } from './custom-functions.repository.js';
 import { argumentSchemaProblem, validateArguments } from './json-schema.js';
 import type { SandboxOutcome, SandboxPool } from './sandbox.js';
+import type { SchemaChecker } from '../lib/schema-checker.js';
 
 export interface CustomFunctionInput {
   name: string;
@@ -31,11 +32,12 @@ export class CustomFunctionsService {
   constructor(
     private readonly repo: CustomFunctionsRepository,
     private readonly sandbox: SandboxPool,
+    private readonly schemas: SchemaChecker,
     private readonly clock: Clock,
   ) {}
 
   async create(organizationId: string, input: CustomFunctionInput): Promise<CustomFunctionRecord> {
-    const inputSchema = checkedSchema(input.input_schema);
+    const inputSchema = await this.checkedSchema(organizationId, input.input_schema);
     const now = this.clock.now();
     const record: CustomFunctionRecord = {
       id: newId(),
@@ -69,7 +71,7 @@ export class CustomFunctionsService {
   }
 
   async update(organizationId: string, id: string, patch: Partial<CustomFunctionInput>): Promise<CustomFunctionRecord> {
-    const inputSchema = patch.input_schema === undefined ? undefined : checkedSchema(patch.input_schema);
+    const inputSchema = patch.input_schema === undefined ? undefined : await this.checkedSchema(organizationId, patch.input_schema);
     const current = await this.get(organizationId, id);
     const codeChanged = patch.code !== undefined && patch.code !== current.code;
     await this.repo.update(
@@ -95,7 +97,7 @@ export class CustomFunctionsService {
   /** POST /execute: argument problems are a 422; a failure inside the function is a result with status error. */
   async execute(organizationId: string, id: string, args: Record<string, unknown>): Promise<ExecutionResult> {
     const f = await this.ready(organizationId, id);
-    const issues = validateArguments(f.inputSchema, args, ['body', 'args']);
+    const issues = await validateArguments(this.schemas, organizationId, f.inputSchema, args, ['body', 'args']);
     if (issues.length) throw AppError.validation(issues);
     const r = await this.runInSandbox(f, args);
     // A full queue says nothing about the function: the caller retries, as with any overloaded dependency.
@@ -114,13 +116,20 @@ export class CustomFunctionsService {
     } catch (e) {
       throw new Error(e instanceof AppError ? e.message : 'Custom function unavailable');
     }
-    const issues = validateArguments(f.inputSchema, args, []);
+    const issues = await validateArguments(this.schemas, organizationId, f.inputSchema, args, []);
     if (issues.length) {
       throw new Error(`Invalid arguments for ${f.name}: ${issues.map((i) => `${i.loc.join('.') || '(root)'}: ${i.msg}`).join('; ')}`);
     }
     const r = await this.runInSandbox(f, args, signal);
     if (r.status === 'error') throw new Error(`Custom function ${f.name} failed: ${r.error}`);
     return r.result;
+  }
+
+  private async checkedSchema(organizationId: string, schema: Record<string, unknown> | null | undefined): Promise<Record<string, unknown>> {
+    const s = schema ?? {};
+    const problem = await argumentSchemaProblem(this.schemas, organizationId, s);
+    if (problem) throw AppError.invalid(['body', 'input_schema'], problem);
+    return s;
   }
 
   private async ready(organizationId: string, id: string): Promise<CustomFunctionRecord> {
@@ -157,11 +166,4 @@ function analysisVerdict(outcome: SandboxOutcome): { status: CustomFunctionStatu
   if (outcome.kind === 'busy' || outcome.kind === 'internal') return undefined;
   const prefix = outcome.kind === 'syntax' ? 'Syntax error: ' : outcome.kind === 'invalid' ? '' : 'Loading the code failed: ';
   return { status: 'error', details: prefix + outcome.error };
-}
-
-function checkedSchema(schema: Record<string, unknown> | null | undefined): Record<string, unknown> {
-  const s = schema ?? {};
-  const problem = argumentSchemaProblem(s);
-  if (problem) throw AppError.invalid(['body', 'input_schema'], problem);
-  return s;
 }

@@ -1,57 +1,37 @@
-import { setBounded } from '../lib/bounded-map.js';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import type { ValidationIssue } from '../errors.js';
-import { strictRegExp } from '../lib/safe-regexp.js';
+import type { SchemaChecker } from '../lib/schema-checker.js';
 import { schemaSizeProblem } from '../lib/schema-limits.js';
 
 /**
- * JSON Schema checks for custom-function arguments. Compiled validators are cached by schema text: the same
- * function is executed many times with the same schema.
+ * JSON Schema checks for custom-function arguments, run by the schema checker off the main thread (it compiles each
+ * schema once and keeps it). Patterns run on RE2; one RE2 cannot run makes the schema invalid, so create answers
+ * 422 naming it.
  */
 
-// Patterns run on RE2 (linear time); one RE2 cannot run makes the schema invalid, so create answers 422 naming it.
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true, code: { regExp: strictRegExp } });
-const cache = new Map<string, ValidateFunction>();
-const MAX_CACHE = 500;
-
 /** Returns a reason when `schema` is not a usable argument schema (an object schema, valid JSON Schema). */
-export function argumentSchemaProblem(schema: Record<string, unknown>): string | undefined {
+export async function argumentSchemaProblem(checker: SchemaChecker, owner: string, schema: Record<string, unknown>): Promise<string | undefined> {
   if (Object.keys(schema).length === 0) return undefined;
   if (schema.type !== undefined && schema.type !== 'object') return 'input_schema must describe an object (type "object")';
   const tooLarge = schemaSizeProblem(schema);
   if (tooLarge) return `input_schema is too large: ${tooLarge}`;
-  try {
-    compile(schema);
-    return undefined;
-  } catch (e) {
-    return `input_schema is not a valid JSON Schema: ${(e as Error).message}`;
-  }
-}
-
-function compile(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let fn = cache.get(key);
-  if (!fn) {
-    const tooLarge = schemaSizeProblem(schema);
-    if (tooLarge) throw new Error(tooLarge);
-    fn = ajv.compile(schema);
-    setBounded(cache, key, fn, MAX_CACHE);
-  }
-  return fn;
+  const verdict = await checker.compiles(owner, 'arguments', schema);
+  return verdict.kind === 'unusable' ? `input_schema is not a valid JSON Schema: ${verdict.reason}` : undefined;
 }
 
 /** Validates `value` against `schema`; issues are located under `loc` (e.g. ['body','args']). */
-export function validateArguments(schema: Record<string, unknown>, value: unknown, loc: (string | number)[]): ValidationIssue[] {
+export async function validateArguments(
+  checker: SchemaChecker,
+  owner: string,
+  schema: Record<string, unknown>,
+  value: unknown,
+  loc: (string | number)[],
+): Promise<ValidationIssue[]> {
   if (Object.keys(schema).length === 0) return [];
-  let fn: ValidateFunction;
-  try {
-    fn = compile(schema);
-  } catch (e) {
-    // A schema stored before a limit existed: the arguments cannot be checked, so they are not accepted unchecked.
-    return [{ loc, msg: `Value error, the function's input_schema cannot be used: ${(e as Error).message}`, type: 'value_error' }];
-  }
-  if (fn(value)) return [];
-  return (fn.errors ?? []).map((e) => toIssue(e, loc));
+  const verdict = await checker.validate(owner, 'arguments', schema, value);
+  // A schema stored before a limit existed, or one that cannot be checked now: the arguments are not accepted unchecked.
+  if (verdict.kind === 'unusable') return [{ loc, msg: `Value error, the function's input_schema cannot be used: ${verdict.reason}`, type: 'value_error' }];
+  return verdict.kind === 'valid' ? [] : verdict.errors.map((e) => toIssue(e, loc));
 }
 
 function toIssue(e: ErrorObject, loc: (string | number)[]): ValidationIssue {

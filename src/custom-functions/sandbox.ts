@@ -83,22 +83,22 @@ class Slot {
       'abort',
       () => {
         if (this.job !== job) return;
-        this.finish(CANCELLED);
         this.discardWorker();
+        this.finish(CANCELLED);
       },
       { once: true },
     );
     this.killTimer = setTimeout(() => {
       // The interpreter did not stop at its deadline (a long native call): drop the whole thread.
-      this.finish({ ok: false, kind: 'timeout', error: 'The function ran past its time limit and was stopped', logs: [] });
       this.discardWorker();
+      this.finish({ ok: false, kind: 'timeout', error: 'The function ran past its time limit and was stopped', logs: [] });
     }, this.limits.timeoutMs + HARD_KILL_GRACE_MS);
     this.killTimer.unref();
     try {
       worker.postMessage({ id: job.id, op: job.op, code: job.code, argsJson: job.argsJson, ...this.limits });
     } catch (e) {
-      this.finish({ ok: false, kind: 'internal', error: `The sandbox could not take the call (${(e as Error).message})`, logs: [] });
       this.discardWorker();
+      this.finish({ ok: false, kind: 'internal', error: `The sandbox could not take the call (${(e as Error).message})`, logs: [] });
     }
   }
 
@@ -134,6 +134,7 @@ class Slot {
     this.onIdle();
   }
 
+  /** Called before `finish`: finishing starts the next job, which must get a fresh thread, not this one. */
   private discardWorker(): void {
     const w = this.worker;
     this.worker = undefined;

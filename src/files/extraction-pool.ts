@@ -67,12 +67,12 @@ interface Slot {
 
 /**
  * The child's entry: the sibling .js when running from dist/; from the sources, the .ts with our own type-stripping
- * hooks (extraction.ts-hooks.mjs says why not tsx).
+ * hooks (lib/ts-hooks.mjs says why not tsx).
  */
 function childEntry(): { path: string; execArgv: string[] } {
   const fromSources = import.meta.url.endsWith('.ts');
   const path = fileURLToPath(new URL(fromSources ? './extraction.child.ts' : './extraction.child.js', import.meta.url));
-  const loader = fromSources ? ['--import', new URL('./extraction.ts-hooks.mjs', import.meta.url).href] : [];
+  const loader = fromSources ? ['--import', new URL('../lib/ts-hooks.mjs', import.meta.url).href] : [];
   return { path, execArgv: loader };
 }
 

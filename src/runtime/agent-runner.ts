@@ -8,6 +8,7 @@ import type { RunContextAgent, ToolCallContext } from '../tools/tool-kinds.js';
 import type { ContextContributorRegistry } from './context-contributors.js';
 import { boundHistory, historyToModelMessages, nextRunNumber } from './history.js';
 import { JsonSchemaValidator } from './json-output.js';
+import type { SchemaChecker } from '../lib/schema-checker.js';
 import { LlmCallError } from './llm-step.js';
 import { buildSystemPrompt, buildUserMessage, outputSpec } from './prompt.js';
 import { runLimits } from './run-settings.js';
@@ -21,6 +22,8 @@ export interface AgentRunnerDeps {
   context: ContextContributorRegistry;
   clock: Clock;
   log: Logger;
+  /** Checks output_schema and tool arguments off the main thread. */
+  schemaChecker: SchemaChecker;
 }
 
 /**
@@ -28,8 +31,6 @@ export interface AgentRunnerDeps {
  * resolves the model and its credentials, offers the agent's tools, and runs the tool loop.
  */
 export class AgentRunner implements TaskRunner {
-  private readonly validator = new JsonSchemaValidator();
-
   constructor(private readonly deps: AgentRunnerDeps) {}
 
   async run(req: RunRequest): Promise<RunOutcome> {
@@ -109,7 +110,7 @@ export class AgentRunner implements TaskRunner {
           req,
           run: runNumber,
           now,
-          validator: this.validator,
+          validator: new JsonSchemaValidator(this.deps.schemaChecker, task.organization_id),
         },
         state,
       );

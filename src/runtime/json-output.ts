@@ -1,6 +1,4 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import { lenientRegExp } from '../lib/safe-regexp.js';
-import { schemaSizeProblem } from '../lib/schema-limits.js';
+import type { SchemaChecker } from '../lib/schema-checker.js';
 
 /**
  * JSON answers (output_format `json`): parsing a model's answer leniently (code fences, prose around the value)
@@ -31,29 +29,21 @@ export function parseJsonAnswer(answer: string): JsonParse {
   }
 }
 
+/**
+ * output_schema and tool input schemas, checked by the schema checker off the main thread ('hint' flavour: patterns
+ * on RE2, one RE2 cannot run not enforced). A schema that cannot be used (does not compile, too large, too slow) is
+ * not held against the answer: the schema is then only a hint to the model.
+ */
 export class JsonSchemaValidator {
-  // Patterns run on RE2 (linear time); one RE2 cannot run is not enforced, as a schema that does not compile is not.
-  private readonly ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, code: { regExp: lenientRegExp } });
-  private readonly cache = new Map<string, ValidateFunction | null>();
+  constructor(
+    private readonly checker: SchemaChecker,
+    private readonly owner: string,
+  ) {}
 
-  /**
-   * Problems of `value` against `schema` (empty when it validates). A schema Ajv cannot compile is not held
-   * against the answer: the agent owner's schema is then only a hint to the model.
-   */
-  validate(schema: Record<string, unknown>, value: unknown): string[] {
-    if (schemaSizeProblem(schema)) return [];
-    const key = JSON.stringify(schema);
-    let fn = this.cache.get(key);
-    if (fn === undefined) {
-      try {
-        fn = this.ajv.compile(schema);
-      } catch {
-        fn = null;
-      }
-      if (this.cache.size > 200) this.cache.clear();
-      this.cache.set(key, fn);
-    }
-    if (!fn || fn(value)) return [];
-    return (fn.errors ?? []).slice(0, 20).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
+  /** Problems of `value` against `schema`, phrased for the model (empty when it validates). */
+  async validate(schema: Record<string, unknown>, value: unknown): Promise<string[]> {
+    const verdict = await this.checker.validate(this.owner, 'hint', schema, value);
+    if (verdict.kind !== 'invalid') return [];
+    return verdict.errors.slice(0, 20).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
   }
 }

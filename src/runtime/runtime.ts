@@ -11,6 +11,7 @@ import { AgentRunner } from './agent-runner.js';
 import { ContextContributorRegistry } from './context-contributors.js';
 import type { TaskRunner } from './task-runner.js';
 import { AgentToolProvider, type SubAgentInfo } from './tools/agent.tools.js';
+import type { SchemaChecker } from '../lib/schema-checker.js';
 import { RuntimeToolRegistry } from './tools/index.js';
 
 /**
@@ -29,6 +30,8 @@ export interface Runtime {
 
 export interface RuntimeDeps {
   config: Config;
+  /** Tenant JSON Schemas (output_schema, tool arguments) are checked here, off the main thread. */
+  schemaChecker: SchemaChecker;
   secretBox: SecretBox;
   clock: Clock;
   log: Logger;
@@ -75,6 +78,6 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     }),
   );
   const context = new ContextContributorRegistry(deps.log);
-  const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log });
+  const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker });
   return { runner, tools, context, llm };
 }

@@ -72,7 +72,7 @@ export class ToolExecutor {
     const started = now();
     let result: unknown;
     let isError = false;
-    const problem = refusal ?? this.check(call, tool);
+    const problem = refusal ?? (await this.check(call, tool));
     if (problem) {
       result = problem;
       isError = true;
@@ -102,12 +102,12 @@ export class ToolExecutor {
   }
 
   /** Why the call cannot run as asked, phrased for the model; undefined when it can. */
-  private check(call: LlmToolCall, tool: RuntimeTool | undefined): string | undefined {
+  private async check(call: LlmToolCall, tool: RuntimeTool | undefined): Promise<string | undefined> {
     if (!tool) return `There is no tool named "${call.toolName}". Available tools: ${[...this.byName.keys()].join(', ') || 'none'}.`;
     if (call.invalid || !call.input || typeof call.input !== 'object' || Array.isArray(call.input)) {
       return `The arguments of "${call.toolName}" must be a JSON object matching its input schema.`;
     }
-    const problems = this.deps.validator.validate(tool.inputSchema, call.input);
+    const problems = await this.deps.validator.validate(tool.inputSchema, call.input);
     if (problems.length) return `Invalid arguments for "${call.toolName}": ${problems.join('; ')}.`;
     return undefined;
   }

@@ -134,7 +134,7 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       return { status: 'completed', result: answer };
     }
 
-    const problems = jsonProblems(answer, input);
+    const problems = await jsonProblems(answer, input);
     if (problems.length === 0) {
       const value = (parseJsonAnswer(answer) as { value: unknown }).value;
       const result = JSON.stringify(value);
@@ -157,7 +157,7 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
   }
 }
 
-function jsonProblems(answer: string, input: ToolLoopInput): string[] {
+async function jsonProblems(answer: string, input: ToolLoopInput): Promise<string[]> {
   const parsed = parseJsonAnswer(answer);
   if (!parsed.ok) return [parsed.error];
   return input.output.schema ? input.validator.validate(input.output.schema, parsed.value) : [];

@@ -10,6 +10,7 @@ import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
  */
 
 const TIMEOUT_MS = 1_000;
+const LOOP = 'async function run() { for (;;) {} }';
 const pool = new SandboxPool({ size: 1, limits: { timeoutMs: TIMEOUT_MS, memoryBytes: 32 * 1024 * 1024 } });
 afterAll(() => pool.close());
 
@@ -78,7 +79,6 @@ describe('sandbox tricks', () => {
 
 describe('fair sharing between organizations', () => {
   // One thread: the worst case for sharing. 20 functions of org A each run until their deadline.
-  const LOOP = 'async function run() { for (;;) {} }';
   const timeoutMs = 300;
   const bound = timeoutMs + HARD_KILL_GRACE_MS;
 
@@ -127,6 +127,27 @@ describe('fair sharing between organizations', () => {
       await Promise.all(flood);
     } finally {
       await fair.close();
+    }
+  }, 30_000);
+});
+
+describe('a call stopped from outside', () => {
+  it('hands the next queued call a fresh thread, not the one being torn down', async () => {
+    const one = new SandboxPool({ size: 1, limits: { timeoutMs: 3_000 } });
+    try {
+      const stop = new AbortController();
+      const looping = one.run('org-a', LOOP, {}, stop.signal);
+      const next = one.run('org-b', 'async function run() { return 1 }', {});
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      stop.abort();
+      expect(await looping).toMatchObject({ ok: false, kind: 'cancelled' });
+      // Before: the next call was posted to the cancelled call's thread, then lost with it, and ended as a timeout
+      // after the whole deadline and grace.
+      expect(await next).toMatchObject({ ok: true, result: 1 });
+      expect(Date.now() - started).toBeLessThan(2_500);
+    } finally {
+      await one.close();
     }
   }, 30_000);
 });

@@ -6,6 +6,7 @@ import type { OrgSecretReader } from '../../src/llm/credentials.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import type { RunOutcome, RunRequest, ThreadMessage } from '../../src/runtime/task-runner.js';
 import type { Task, TaskSubmitter } from '../../src/tasks/task.types.js';
+import { SchemaChecker } from '../../src/lib/schema-checker.js';
 import type { RuntimeTool, RuntimeToolProvider } from '../../src/tools/tool-kinds.js';
 
 /** Drives the runtime directly (no database): a Task and an agent record built in memory, events collected. */
@@ -24,6 +25,7 @@ export function makeRuntime(opts: RuntimeOptions = {}): Runtime {
   const secrets: OrgSecretReader = { reveal: async (_org, name) => opts.secrets?.[name] ?? null };
   return createRuntime({
     config,
+    schemaChecker: new SchemaChecker(),
     secretBox,
     clock: systemClock,
     log: opts.log ?? createLogger('silent'),

@@ -5,6 +5,7 @@ import { systemClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { Task, TaskSubmission, TaskSubmitter } from '../../src/tasks/task.types.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import { SchemaChecker } from '../../src/lib/schema-checker.js';
 import { eventsOf, makeTask, openaiAgent, runOnce, secretBox } from './runtime-helpers.js';
 
 /**
@@ -35,6 +36,7 @@ describe('sub-agent wait', () => {
       },
     };
     const runtime = createRuntime({
+      schemaChecker: new SchemaChecker(),
       config: loadConfig({ AGENTRY_EGRESS_ALLOW: '127.0.0.1', AGENTRY_SYNC_TIMEOUT_MS: '300' }),
       secretBox,
       clock: systemClock,

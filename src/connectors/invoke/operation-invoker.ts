@@ -43,15 +43,16 @@ export class OperationInvoker {
     const conn = await this.connectors.openConnection(target.organizationId, target.connectorId, target.connectionId);
     const op = await this.connectors.prepared(target.organizationId, conn.record.connectorId, target.operationId);
     // Absent parameter parts are empty objects, so a missing required parameter is reported by name.
-    const normalized: InvokePayload = {
+    const checked = await op.validate({
       query_params: payload.query_params ?? {},
       path_params: payload.path_params ?? {},
       ...(payload.body_params !== undefined ? { body_params: payload.body_params } : {}),
       headers: payload.headers ?? {},
       ...(payload.cookies ? { cookies: payload.cookies } : {}),
-    };
-    const issues = op.validate(normalized);
-    if (issues.length) throw AppError.validation(issues);
+    });
+    if (checked.issues.length) throw AppError.validation(checked.issues);
+    // As validated: scalars given as text are coerced to the schema's types.
+    const normalized = checked.value as InvokePayload;
 
     const baseUrl = conn.record.baseUrl ?? conn.connector.serverUrl;
     if (!baseUrl || !/^https?:\/\//i.test(baseUrl)) throw AppError.invalid(['path', 'connection_id'], 'The connection has no base_url and the document has no absolute server URL');

@@ -1,44 +1,30 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import type { ValidationIssue } from '../../errors.js';
-import { lenientRegExp } from '../../lib/safe-regexp.js';
-import { schemaSizeProblem } from '../../lib/schema-limits.js';
+import type { SchemaChecker } from '../../lib/schema-checker.js';
 
 /**
  * Validates an invoke payload against the operation's `input` schema and reports Pydantic-style issues with `loc`
  * under `body` (CONTRACT section 3). Values that arrive as text on the wire anyway (numbers and booleans in
- * query, path and header parameters) are coerced the way a lax Pydantic model would.
+ * query, path and header parameters) are coerced the way a lax Pydantic model would. The schema checker compiles
+ * and runs the schema off the main thread ('payload' flavour: any draft's keywords, patterns on RE2, one RE2
+ * cannot run not enforced rather than failing a document the tenant did not write).
  */
 
-const ajv = new Ajv({
-  strict: false,
-  allErrors: true,
-  coerceTypes: true,
-  validateFormats: false,
-  // Output schemas never go through here; `input` schemas come from third-party documents and may use keywords
-  // of any draft: unknown ones are ignored rather than refused.
-  validateSchema: false,
-  allowUnionTypes: true,
-  // Patterns come from third-party documents: they run on RE2 (linear time); one RE2 cannot run is not enforced
-  // rather than failing an import of a document the tenant did not write.
-  code: { regExp: lenientRegExp },
-});
+/** The issues, and the payload as validated (scalars coerced): the request is built from `value`. */
+export type PayloadValidator = (payload: unknown) => Promise<{ issues: ValidationIssue[]; value: unknown }>;
 
-export type PayloadValidator = (payload: unknown) => ValidationIssue[];
-
-export function compilePayloadValidator(schema: Record<string, unknown>): PayloadValidator {
-  let validate: ValidateFunction;
-  try {
-    // Too deep or too large to compile on the main thread in reasonable time: the structural check below instead.
-    const tooLarge = schemaSizeProblem(schema);
-    if (tooLarge) throw new Error(tooLarge);
-    validate = ajv.compile(schema);
-  } catch {
-    // A schema ajv cannot compile (rare draft-04 tuple forms): check the structure we built ourselves.
-    validate = ajv.compile(structuralOnly(schema));
-  }
-  return (payload) => {
-    if (validate(payload)) return [];
-    return dedupe((validate.errors ?? []).map(toIssue));
+export function payloadValidator(checker: SchemaChecker, owner: string, schema: Record<string, unknown>): PayloadValidator {
+  // A schema that cannot be used (does not compile, too deep or large, too slow): the structure we built ourselves
+  // is checked instead, so required parameters are still reported by name.
+  let fallback = false;
+  return async (payload) => {
+    let verdict = fallback ? undefined : await checker.validate(owner, 'payload', schema, payload);
+    if (!verdict || verdict.kind === 'unusable') {
+      fallback = true;
+      verdict = await checker.validate(owner, 'payload', structuralOnly(schema), payload);
+    }
+    if (verdict.kind === 'unusable') return { issues: [], value: payload };
+    return { issues: verdict.kind === 'valid' ? [] : dedupe(verdict.errors.map(toIssue)), value: verdict.value };
   };
 }
 

@@ -1,7 +1,8 @@
 /**
- * Module hooks that let the extraction host run from the TypeScript sources (tests, bin/agentry.mjs) without tsx.
- * tsx's loader also transforms the readers' large bundles (pdfjs and its worker, 3 MB with source maps): in the host
- * that cost 2.5-7 s and about 300 MB per fresh process. These hooks strip types from our own .ts files with esbuild
+ * Module hooks that let the extraction host (a child process) and worker threads (ts-worker.ts) run from the
+ * TypeScript sources (tests, bin/agentry.mjs) without tsx. tsx's loader also transforms the readers' large bundles
+ * (pdfjs and its worker, 3 MB with source maps): in the extraction host that cost 2.5-7 s and about 300 MB per fresh
+ * process. These hooks strip types from our own .ts files with esbuild
  * (already a dependency, for the build) and leave everything else to Node. From dist/ none of this is loaded.
  */
 import { readFile } from 'node:fs/promises';
