@@ -2,12 +2,13 @@
  * Compiles and runs tenant JSON Schemas (custom-function input schemas, connector operation inputs, agent output
  * schemas, tool inputs) off the main thread: Ajv generates code for every node of a schema, and a large one takes
  * hundreds of milliseconds, which on the main thread would stall every request of the process. The parent
- * (schema-checker.ts) bounds each job with a deadline and terminates this thread when it passes.
+ * (schema-checker.ts, through thread-pool.ts) bounds each job with a deadline and terminates this thread when it
+ * passes.
  */
-import { parentPort } from 'node:worker_threads';
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { setBounded } from './bounded-map.js';
 import { lenientRegExp, strictRegExp } from './safe-regexp.js';
+import { serveThread } from './thread-serve.js';
 import type { SchemaCheckReply, SchemaCheckRequest, SchemaFlavour } from './schema-checker.js';
 
 /** How each caller's schemas are read; patterns always run on RE2 (linear time). */
@@ -43,14 +44,14 @@ function check(req: SchemaCheckRequest): SchemaCheckReply {
   try {
     fn = compiled(req.flavour, req.schemaText);
   } catch (e) {
-    return { id: req.id, kind: 'unusable', reason: (e as Error).message.slice(0, 1000) };
+    return { kind: 'unusable', reason: (e as Error).message.slice(0, 1000) };
   }
-  if (!('value' in req)) return { id: req.id, kind: 'valid' };
+  if (!('value' in req)) return { kind: 'valid' };
   // Coercion (payload flavour) changes the value in place: it goes back with the verdict.
   const value = req.value;
-  if (fn(value)) return { id: req.id, kind: 'valid', value };
+  if (fn(value)) return { kind: 'valid', value };
   const errors = (fn.errors ?? []).slice(0, MAX_ERRORS).map(plainError);
-  return { id: req.id, kind: 'invalid', errors, value };
+  return { kind: 'invalid', errors, value };
 }
 
 /** What crosses back: Ajv's fields the callers read, without the schema fragments Ajv may attach. */
@@ -58,15 +59,7 @@ function plainError(e: ErrorObject): ErrorObject {
   return { instancePath: e.instancePath, schemaPath: e.schemaPath, keyword: e.keyword, params: e.params, message: e.message };
 }
 
-parentPort!.on('message', (req: SchemaCheckRequest) => {
-  let reply: SchemaCheckReply;
-  try {
-    reply = check(req);
-  } catch (e) {
-    reply = { id: req.id, kind: 'unusable', reason: `the schema could not be checked: ${(e as Error).message.slice(0, 500)}` };
-  }
-  parentPort!.postMessage(reply);
-});
-// Jobs' deadlines start from here: loading Ajv and compiling a first schema (~100 ms cold) is not a schema's time.
+// Loading Ajv and compiling a first schema (~100 ms cold) happens before the thread says it is ready: the jobs'
+// deadlines start then, and this is not a schema's time.
 for (const flavour of Object.keys(FLAVOURS) as SchemaFlavour[]) compiled(flavour, '{"type":"object"}');
-parentPort!.postMessage({ ready: true });
+serveThread(check);

@@ -1,0 +1,141 @@
+import type { Worker } from 'node:worker_threads';
+import { FairQueue } from './fair-queue.js';
+import { startTsWorker } from './ts-worker.js';
+
+/**
+ * Worker threads for untrusted CPU work (tenant JSON Schemas, OpenAPI documents) that must never run on the event
+ * loop. Each job has a deadline, counted from the thread's readiness (a fresh thread first loads its libraries),
+ * after which the thread is terminated and replaced; each thread has a V8 heap ceiling; waiting jobs are queued per
+ * owner (an organization) and served in turn (fair-queue.ts), so one owner's jobs delay another's by at most one
+ * job's deadline per thread. A job never throws: it ends `ok` with the thread's answer or not `ok` with a reason.
+ *
+ * The thread's module answers with `serveThread` (thread-serve.ts).
+ */
+
+export interface ThreadPoolOptions {
+  /** The caller's `import.meta.url` and the module's path beside it without extension (see ts-worker.ts). */
+  base: string;
+  module: string;
+  /** What the jobs are, for the reasons given ("checking the schema"). */
+  doing: string;
+  threads: number;
+  timeoutMs: number;
+  heapMb: number;
+  /** Jobs one owner may have waiting; beyond, its new ones fail at once. */
+  queuePerOwner: number;
+}
+
+export type ThreadOutcome<R> = { ok: true; value: R } | { ok: false; reason: string };
+
+/** A fresh thread's time to load its libraries (seconds from the sources on a busy machine). */
+const STARTUP_MS = 20_000;
+
+interface Job<Q, R> {
+  owner: string;
+  id: number;
+  request: Q;
+  resolve(v: ThreadOutcome<R>): void;
+}
+
+interface Slot<Q, R> {
+  worker?: Worker;
+  ready?: Promise<void>;
+  job?: Job<Q, R>;
+  timer?: NodeJS.Timeout;
+}
+
+export class ThreadPool<Q, R> {
+  private readonly slots: Slot<Q, R>[];
+  private readonly queue = new FairQueue<Job<Q, R>>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly opts: ThreadPoolOptions) {
+    this.slots = Array.from({ length: Math.max(1, opts.threads) }, () => ({}));
+  }
+
+  run(owner: string, request: Q): Promise<ThreadOutcome<R>> {
+    if (this.closed) return Promise.resolve({ ok: false, reason: 'the service is stopping' });
+    if (this.queue.sizeOf(owner) >= this.opts.queuePerOwner) {
+      return Promise.resolve({ ok: false, reason: `too much ${this.opts.doing} is waiting for this organization; retry shortly` });
+    }
+    return new Promise((resolve) => {
+      this.queue.push(owner, { owner, id: this.nextId++, request, resolve });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.drain()) job.resolve({ ok: false, reason: 'the service is stopping' });
+    for (const slot of this.slots) this.finish(slot, { ok: false, reason: 'the service is stopping' });
+    await Promise.all(this.slots.map((s) => s.worker?.terminate()));
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (slot.job) continue;
+      const job = this.queue.shift(() => true);
+      if (!job) return;
+      this.start(slot, job);
+    }
+  }
+
+  private start(slot: Slot<Q, R>, job: Job<Q, R>): void {
+    slot.job = job;
+    const worker = slot.worker ?? this.spawn(slot);
+    // The thread goes first: finishing starts the next job, which must get a fresh thread, not this one.
+    const expire = (reason: string) => () => {
+      this.discard(slot);
+      this.finish(slot, { ok: false, reason });
+    };
+    slot.timer = setTimeout(expire(`${this.opts.doing} could not start in time`), STARTUP_MS);
+    void slot.ready!.then(() => {
+      if (slot.job !== job || slot.worker !== worker) return;
+      clearTimeout(slot.timer);
+      slot.timer = setTimeout(expire(`${this.opts.doing} took longer than ${this.opts.timeoutMs} ms`), this.opts.timeoutMs);
+      try {
+        worker.postMessage({ id: job.id, request: job.request });
+      } catch (e) {
+        this.finish(slot, { ok: false, reason: `${this.opts.doing} could not be handed over: ${(e as Error).message}` });
+      }
+    });
+  }
+
+  private spawn(slot: Slot<Q, R>): Worker {
+    const worker = startTsWorker(this.opts.base, this.opts.module, { resourceLimits: { maxOldGenerationSizeMb: this.opts.heapMb } });
+    worker.unref();
+    let markReady!: () => void;
+    slot.ready = new Promise<void>((resolve) => (markReady = resolve));
+    // Nothing the thread sends or does may throw here: an exception in these handlers would end the process.
+    worker.on('message', (msg: { ready?: true; id?: number; ok?: boolean; value?: R; reason?: unknown }) => {
+      if (msg?.ready) return markReady();
+      if (slot.worker !== worker || !slot.job || msg?.id !== slot.job.id) return;
+      this.finish(slot, msg.ok ? { ok: true, value: msg.value as R } : { ok: false, reason: String(msg.reason) });
+    });
+    const onDeath = (why: string) => {
+      if (slot.worker !== worker) return;
+      slot.worker = undefined;
+      this.finish(slot, { ok: false, reason: `${this.opts.doing} stopped unexpectedly (${why})` });
+    };
+    worker.on('error', (e) => onDeath(e.message));
+    worker.on('exit', (code) => onDeath(`exit code ${code}`));
+    slot.worker = worker;
+    return worker;
+  }
+
+  private finish(slot: Slot<Q, R>, outcome: ThreadOutcome<R>): void {
+    const job = slot.job;
+    if (!job) return;
+    clearTimeout(slot.timer);
+    slot.job = undefined;
+    job.resolve(outcome);
+    this.pump();
+  }
+
+  private discard(slot: Slot<Q, R>): void {
+    const w = slot.worker;
+    slot.worker = undefined;
+    void w?.terminate();
+  }
+}
