@@ -41,6 +41,7 @@ import { CustomFunctionsRepository } from './custom-functions/custom-functions.r
 import { CustomFunctionsService } from './custom-functions/custom-functions.service.js';
 import { SandboxPool } from './custom-functions/sandbox.js';
 import { SchemaChecker } from './lib/schema-checker.js';
+import { DocumentLoader } from './connectors/openapi/document-loader.js';
 import { McpClientPool } from './mcp/mcp-client-pool.js';
 import { McpServersRepository } from './mcp/mcp-servers.repository.js';
 import { McpServersService } from './mcp/mcp-servers.service.js';
@@ -163,7 +164,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
 
   // --- connectors (issue 5)
   const connectorsRepo = new ConnectorsRepository(db);
-  const connectors = new ConnectorsService(connectorsRepo, new OperationSchemas(connectorsRepo, { nodeBudget: config.schemaNodeBudget, schemaChecker }), secretBox, clock);
+  const documentLoader = new DocumentLoader();
+  background.push({ start: async () => {}, stop: () => documentLoader.close() });
+  const operationSchemas = new OperationSchemas(connectorsRepo, { nodeBudget: config.schemaNodeBudget, schemaChecker });
+  const connectors = new ConnectorsService(connectorsRepo, operationSchemas, documentLoader, secretBox, clock);
   const connectorInvoker = new OperationInvoker(connectors, safeFetch, new OAuthTokenCache(clock), clock);
   toolResolvers.action = new ActionToolResolver(connectors);
   const actionTools = new ActionToolProvider({

@@ -6,8 +6,8 @@ import { REDACTED, type SecretBox } from '../lib/secret-box.js';
 import type { ConnectionRecord, ConnectorRecord, ConnectorsRepository } from './connectors.repository.js';
 import type { ConnectBody, ImportConnectorBody, SecurityConfig } from './connectors.schemas.js';
 import { maskSecurity } from './invoke/security.js';
-import { listOperations, type CatalogOperation } from './openapi/catalog.js';
-import { loadOpenApiDocument } from './openapi/document.js';
+import type { CatalogOperation } from './openapi/catalog.js';
+import type { DocumentLoader } from './openapi/document-loader.js';
 import type { OperationSchema } from './openapi/operation-schema.js';
 import type { OperationSchemas, PreparedOperation } from './operation-schemas.js';
 
@@ -57,14 +57,15 @@ export class ConnectorsService {
   constructor(
     private readonly repo: ConnectorsRepository,
     private readonly schemas: OperationSchemas,
+    /** Parses imported documents off the event loop. */
+    private readonly documents: DocumentLoader,
     private readonly secretBox: SecretBox,
     private readonly clock: Clock,
   ) {}
 
   async importConnector(orgId: string, body: ImportConnectorBody, sourceSize?: number): Promise<ConnectorView> {
-    const loaded = await loadOpenApiDocument(body.openapi);
-    const operations = listOperations(loaded.document);
-    const text = JSON.stringify(loaded.document);
+    const loaded = await this.documents.load(orgId, body.openapi);
+    const { operations, text } = loaded;
     const record: ConnectorRecord = {
       id: newId(),
       organizationId: orgId,

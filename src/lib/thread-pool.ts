@@ -25,7 +25,9 @@ export interface ThreadPoolOptions {
   queuePerOwner: number;
 }
 
-export type ThreadOutcome<R> = { ok: true; value: R } | { ok: false; reason: string };
+/** `failed`: the job's handler threw; the others say nothing about the job's input but `timeout` and `crashed`. */
+export type ThreadFailure = 'timeout' | 'crashed' | 'failed' | 'busy' | 'stopping';
+export type ThreadOutcome<R> = { ok: true; value: R } | { ok: false; failure: ThreadFailure; reason: string };
 
 /** A fresh thread's time to load its libraries (seconds from the sources on a busy machine). */
 const STARTUP_MS = 20_000;
@@ -55,9 +57,9 @@ export class ThreadPool<Q, R> {
   }
 
   run(owner: string, request: Q): Promise<ThreadOutcome<R>> {
-    if (this.closed) return Promise.resolve({ ok: false, reason: 'the service is stopping' });
+    if (this.closed) return Promise.resolve({ ok: false, failure: 'stopping', reason: 'the service is stopping' });
     if (this.queue.sizeOf(owner) >= this.opts.queuePerOwner) {
-      return Promise.resolve({ ok: false, reason: `too much ${this.opts.doing} is waiting for this organization; retry shortly` });
+      return Promise.resolve({ ok: false, failure: 'busy', reason: `too much ${this.opts.doing} is waiting for this organization; retry shortly` });
     }
     return new Promise((resolve) => {
       this.queue.push(owner, { owner, id: this.nextId++, request, resolve });
@@ -67,8 +69,9 @@ export class ThreadPool<Q, R> {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.drain()) job.resolve({ ok: false, reason: 'the service is stopping' });
-    for (const slot of this.slots) this.finish(slot, { ok: false, reason: 'the service is stopping' });
+    const stopping = { ok: false, failure: 'stopping', reason: 'the service is stopping' } as const;
+    for (const job of this.queue.drain()) job.resolve(stopping);
+    for (const slot of this.slots) this.finish(slot, stopping);
     await Promise.all(this.slots.map((s) => s.worker?.terminate()));
   }
 
@@ -85,19 +88,19 @@ export class ThreadPool<Q, R> {
     slot.job = job;
     const worker = slot.worker ?? this.spawn(slot);
     // The thread goes first: finishing starts the next job, which must get a fresh thread, not this one.
-    const expire = (reason: string) => () => {
+    const expire = (failure: ThreadFailure, reason: string) => () => {
       this.discard(slot);
-      this.finish(slot, { ok: false, reason });
+      this.finish(slot, { ok: false, failure, reason });
     };
-    slot.timer = setTimeout(expire(`${this.opts.doing} could not start in time`), STARTUP_MS);
+    slot.timer = setTimeout(expire('busy', `${this.opts.doing} could not start in time`), STARTUP_MS);
     void slot.ready!.then(() => {
       if (slot.job !== job || slot.worker !== worker) return;
       clearTimeout(slot.timer);
-      slot.timer = setTimeout(expire(`${this.opts.doing} took longer than ${this.opts.timeoutMs} ms`), this.opts.timeoutMs);
+      slot.timer = setTimeout(expire('timeout', `${this.opts.doing} took longer than ${this.opts.timeoutMs} ms`), this.opts.timeoutMs);
       try {
         worker.postMessage({ id: job.id, request: job.request });
       } catch (e) {
-        this.finish(slot, { ok: false, reason: `${this.opts.doing} could not be handed over: ${(e as Error).message}` });
+        this.finish(slot, { ok: false, failure: 'failed', reason: `${this.opts.doing} could not be handed over: ${(e as Error).message}` });
       }
     });
   }
@@ -111,12 +114,13 @@ export class ThreadPool<Q, R> {
     worker.on('message', (msg: { ready?: true; id?: number; ok?: boolean; value?: R; reason?: unknown }) => {
       if (msg?.ready) return markReady();
       if (slot.worker !== worker || !slot.job || msg?.id !== slot.job.id) return;
-      this.finish(slot, msg.ok ? { ok: true, value: msg.value as R } : { ok: false, reason: String(msg.reason) });
+      this.finish(slot, msg.ok ? { ok: true, value: msg.value as R } : { ok: false, failure: 'failed', reason: String(msg.reason) });
     });
     const onDeath = (why: string) => {
       if (slot.worker !== worker) return;
       slot.worker = undefined;
-      this.finish(slot, { ok: false, reason: `${this.opts.doing} stopped unexpectedly (${why})` });
+      // Out of heap included (ERR_WORKER_OUT_OF_MEMORY).
+      this.finish(slot, { ok: false, failure: 'crashed', reason: `${this.opts.doing} stopped unexpectedly (${why})` });
     };
     worker.on('error', (e) => onDeath(e.message));
     worker.on('exit', (code) => onDeath(`exit code ${code}`));
