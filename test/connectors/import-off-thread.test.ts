@@ -4,26 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocumentLoader } from '../../src/connectors/openapi/document-loader.js';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
+import { worstLoopGap } from '../support/loop-gap.js';
 
 const CORPUS = join(dirname(fileURLToPath(import.meta.url)), '../../../shared/openapi-corpus');
-
-/** Watches this process's event loop: the longest gap between 5 ms timer ticks while `work` runs. */
-async function worstLoopGap<T>(work: () => Promise<T>): Promise<[T, number, number]> {
-  let worst = 0;
-  let last = performance.now();
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last);
-    last = now;
-  }, 5);
-  const started = performance.now();
-  try {
-    const r = await work();
-    return [r, worst, performance.now() - started];
-  } finally {
-    clearInterval(ticker);
-  }
-}
 
 /**
  * Loading a large imported document (YAML parse, validation, upgrade, the operation list) took 1.0-1.4 s of the
