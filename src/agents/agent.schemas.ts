@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LLM_MODEL_PROVIDERS } from '../llm/model-catalog.js';
 import type { GraphItem } from '../tools/tool-kinds.js';
+import { unsupportedPattern } from '../lib/safe-regexp.js';
 
 /**
  * The agent configuration of spec 2.1, 2.2, 2.5 and 4.1 as zod schemas. `BaseFields` carries types only; the create
@@ -27,6 +28,11 @@ const str = () => z.string();
 const id = () => z.string().min(1).max(256);
 const stringMap = () => z.record(z.string(), z.string());
 const jsonObject = () => z.record(z.string(), z.unknown());
+/** A JSON Schema whose patterns all run on RE2: one that could not be enforced is refused, not ignored. */
+export const outputSchema = () => jsonObject().superRefine((s, ctx) => {
+  const problem = unsupportedPattern(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: `output_schema: ${problem}` });
+});
 
 // ---- tool entries of create `tools` (spec 2.3), discriminated on `type`
 
@@ -184,7 +190,7 @@ const BaseFields = {
   instructions: Instructions,
   expected_output: str().nullable(),
   output_format: z.enum(OUTPUT_FORMATS).nullable(),
-  output_schema: jsonObject().nullable(),
+  output_schema: outputSchema().nullable(),
   voice_id: str().nullable(),
   deep_planning: z.boolean().nullable(),
   enforce_deep_planning: z.boolean().nullable(),

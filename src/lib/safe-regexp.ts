@@ -69,3 +69,32 @@ export const lenientRegExp: RegExpEngine = Object.assign(
   },
   { code: 'lenientRegExp' },
 );
+
+/**
+ * The first pattern of a tenant's JSON Schema (`pattern` values, `patternProperties` keys) that RE2 cannot run, with
+ * why; undefined when every one can. Used where the schema is received, so an output_schema pattern that could not be
+ * enforced is refused (422) instead of silently not applied. The walk is iterative and stops after `maxNodes`
+ * objects (a schema past the size limits is not compiled at all, see schema-limits.ts).
+ */
+export function unsupportedPattern(schema: unknown, maxNodes = 2_000): string | undefined {
+  const stack: unknown[] = [schema];
+  let seen = 0;
+  while (stack.length && seen++ < maxNodes) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    const record = node as Record<string, unknown>;
+    const patterns = [
+      ...(typeof record.pattern === 'string' ? [record.pattern] : []),
+      ...(record.patternProperties && typeof record.patternProperties === 'object' ? Object.keys(record.patternProperties) : []),
+    ];
+    for (const p of patterns) {
+      try {
+        compileSafePattern(p);
+      } catch (e) {
+        return (e as Error).message;
+      }
+    }
+    for (const key in record) if (Object.hasOwn(record, key)) stack.push(record[key]);
+  }
+  return undefined;
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PageQuery } from '../http/router.js';
 import { newId } from '../lib/ids.js';
+import { outputSchema } from '../agents/agent.schemas.js';
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
 import { TASK_SOURCES, TASK_STATUSES, type TaskFile } from './task.types.js';
 
@@ -41,7 +42,7 @@ export const InvokeBody = z.object({
   expected_output: z.string().nullish(),
   instructions_override: z.string().nullish(),
   output_format: z.enum(OUTPUT_FORMATS).nullish(),
-  output_schema: z.record(z.string(), z.unknown()).nullish(),
+  output_schema: outputSchema().nullish(),
 });
 export type InvokeBody = z.output<typeof InvokeBody>;
 

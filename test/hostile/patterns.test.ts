@@ -171,6 +171,20 @@ describe.each(TEST_DBS)('custom-function input_schema (%s)', (kind) => {
     expect(ok.json()).toMatchObject({ status: 'success', result: 4 });
   });
 
+  it('refuses an output_schema pattern that could not be enforced, on the agent and on an invocation', async () => {
+    const lookahead = { type: 'object', properties: { s: { type: 'string', pattern: 'a(?=b)' } } };
+    const agent = await t.req('POST', '/v1/agents', { name: 'lookahead', output_format: 'json', output_schema: lookahead });
+    expect(agent.statusCode).toBe(422);
+    expect(agent.json().detail[0]).toMatchObject({ loc: ['body', 'output_schema'], msg: expect.stringMatching(/not supported/) });
+    const keyed = await t.req('POST', '/v1/agents', { name: 'keyed', output_schema: { type: 'object', patternProperties: { '(a)\\1': {} } } });
+    expect(keyed.statusCode).toBe(422);
+    const ok = await t.req('POST', '/v1/agents', { name: 'fine', output_format: 'json', output_schema: { type: 'object', properties: { pattern: { type: 'string', pattern: EVIL } } } });
+    expect(ok.statusCode, ok.body).toBe(201);
+    const invoked = await t.req('POST', `/v1/agents/${ok.json().id}/invoke`, { input: { text: 'x' }, output_schema: lookahead });
+    expect(invoked.statusCode).toBe(422);
+    expect(invoked.json().detail[0].loc).toEqual(['body', 'output_schema']);
+  });
+
   it('refuses a pattern RE2 cannot run, naming the field', async () => {
     const schema = { type: 'object', properties: { s: { type: 'string', pattern: '(a)\\1' } } };
     const r = await t.req('POST', '/v1/custom_functions', { name: 'backref', code: 'async function run() { return 1 }', input_schema: schema });
