@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { ConnectorsTables } from './connectors.tables.js';
 import type { CatalogOperation } from './openapi/catalog.js';
+import { batches, ROWS_PER_INSERT } from '../db/batches.js';
 
 export interface ConnectorRecord {
   id: string;
@@ -82,7 +83,7 @@ export class ConnectorsRepository {
         position,
       }));
       // Chunked: PostgreSQL caps bind parameters at 65535 per statement.
-      for (let i = 0; i < rows.length; i += 500) await trx.insertInto('connector_operations').values(rows.slice(i, i + 500)).execute();
+      for (const batch of batches(rows, ROWS_PER_INSERT)) await trx.insertInto('connector_operations').values(batch).execute();
     });
   }
 

@@ -15,8 +15,9 @@ import type { ExtractFailure, ExtractJob, ExtractOutcome } from './extract-file.
  *
  * Fair sharing: waiting files are queued per organization and served round-robin (lib/fair-queue.ts), with a cap on
  * each organization's waiting files and, with several processes, on the processes it holds. A file holds a process
- * at most `timeoutMs` once its child is ready (a fresh child has STARTUP_MS to get ready), so while one organization floods the host another's file starts
- * within that time of being queued: ceil(K / processes) such turns with K organizations waiting.
+ * at most `timeoutMs` once its child is ready (a fresh child has STARTUP_MS to get ready), so while one
+ * organization floods the host another's file starts within that time of being queued: ceil(K / processes) such
+ * turns with K organizations waiting.
  */
 
 export interface ExtractionPoolOptions {
@@ -140,8 +141,7 @@ export class ExtractionPool implements TextExtraction {
     slot.running = running;
     // A fresh child gets its start-up allowance before the file's own deadline begins, not added to it: every
     // file after a kill starts on a fresh child, and an allowance added to the deadline would be handed to exactly
-    // the files that get children killed.
-    // A child that does not start says nothing about the file: the caller may retry (503).
+    // the files that get children killed. A child that does not start says nothing about the file: 503.
     const startup = fresh ? setTimeout(() => this.kill(slot, 'the extraction host did not start in time', 'unavailable'), STARTUP_MS) : undefined;
     if (startup) running.timers.push(startup);
     const ceiling = this.opts.memoryMb * MB;

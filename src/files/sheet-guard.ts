@@ -7,13 +7,6 @@ import { unzipSync } from 'fflate';
  * them; here cells are counted as they occur in the file and the text is written from the cells that exist.
  */
 
-/** The workbook has more cells than the limit: refused (413) rather than decoded. */
-export class SheetLimitError extends Error {
-  constructor(readonly cells: number, readonly limit: number) {
-    super(`the workbook has at least ${cells} cells, over the limit of ${limit}`);
-  }
-}
-
 const isDelimiter = (c: number | undefined) => c === 0x20 || c === 0x3e || c === 0x2f || c === 0x09 || c === 0x0a || c === 0x0d;
 
 /** Counts `<c ...>` elements (with or without a namespace prefix) in every worksheet of an XLSX, up to `limit` + 1. */

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { cosine } from './ranking.js';
+import { batches } from '../db/batches.js';
 
 export interface NewChunk {
   ord: number;
@@ -34,9 +35,8 @@ export class ChunkStoreRepository {
 
   /** Writes a document's chunks (inside the caller's transaction). */
   async insert(k: Kysely<Database>, org: string, kbId: string, documentId: string, chunks: NewChunk[], model: string | null): Promise<void> {
-    const BATCH = 200;
-    for (let i = 0; i < chunks.length; i += BATCH) {
-      const rows = chunks.slice(i, i + BATCH).map((c) => ({
+    for (const batch of batches(chunks, 200)) {
+      const rows = batch.map((c) => ({
         organization_id: org,
         kb_id: kbId,
         document_id: documentId,

@@ -1,5 +1,4 @@
 import { GroupCommit } from '../lib/group-commit.js';
-import { hasNulText, nulTextError } from '../lib/nul-text.js';
 import type { TaskInboxRepository } from './task-inbox.repository.js';
 import { eventRow, presentTask } from './task.presenter.js';
 import type { TaskRow } from './tasks.repository.js';
@@ -37,8 +36,6 @@ export class TaskInbox {
 
   /** Resolves once the task is committed to the inbox. */
   append(row: TaskRow): Promise<void> {
-    // Refused here, not by the move: a row the move cannot insert would block the inbox for everyone.
-    if (hasNulText(row as unknown as Record<string, unknown>)) return Promise.reject(nulTextError());
     return this.writes.add(compactRow(row));
   }
 

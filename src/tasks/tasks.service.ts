@@ -180,7 +180,8 @@ export class TasksService implements TaskSubmitter {
       max_attempts: strategies.maxAttempts,
       parent_execution: s.parentExecution ?? null,
     };
-    // Before any group commit: one row PostgreSQL refuses would fail every other caller's row in its batch.
+    // Before any group commit: one row PostgreSQL refuses would fail every other caller's row in its batch, and one
+    // in the task inbox would stop its move into `tasks` for everyone. Every text of a new row comes from here.
     if (hasNulText(fields as unknown as Record<string, unknown>)) throw nulTextError();
     return { agent, strategies, fields, now };
   }

@@ -1,7 +1,7 @@
 import Papa from 'papaparse';
 import { checkContainer } from '../archive.js';
 import { decodeText } from '../file-kinds.js';
-import { countXlsCells, countXlsxCells, denseSheetToCsv, SheetLimitError } from '../sheet-guard.js';
+import { countXlsCells, countXlsxCells, denseSheetToCsv } from '../sheet-guard.js';
 import { ContentLimitError, type Extractor } from './extractor.js';
 
 /** The most text one workbook contributes; a row padded out to column XFD stops here instead of growing. */
@@ -28,7 +28,8 @@ async function workbookText(bytes: Uint8Array): Promise<string> {
 }
 
 function checkCells(count: number | undefined, limit: number): void {
-  if (count !== undefined && count > limit) throw new ContentLimitError(new SheetLimitError(count, limit).message);
+  // More cells than the limit: refused (413) rather than decoded.
+  if (count !== undefined && count > limit) throw new ContentLimitError(`the workbook has at least ${count} cells, over the limit of ${limit}`);
 }
 
 export const xlsExtractor: Extractor = async (bytes, ctx) => {
