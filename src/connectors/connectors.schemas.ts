@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HEADER_NAME, HEADER_VALUE } from './invoke/request-builder.js';
 
 /** Request bodies of the connectors routes (CONTRACT section 3). */
 
@@ -13,8 +14,8 @@ export const ImportConnectorBody = z
 export type ImportConnectorBody = z.infer<typeof ImportConnectorBody>;
 
 /** What fetch can send as a header (RFC 9110 token; a value without CR, LF, NUL or characters outside Latin-1). */
-const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'Invalid header name');
-const HeaderValue = z.string().regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'Invalid header value: control characters or characters outside Latin-1');
+const HeaderName = z.string().regex(HEADER_NAME, 'Invalid header name');
+const HeaderValue = z.string().regex(HEADER_VALUE, 'Invalid header value: control characters or characters outside Latin-1');
 
 export const SecurityConfig = z.discriminatedUnion('type', [
   z

@@ -66,8 +66,8 @@ export function buildRequest(
 }
 
 /** RFC 9110 token, and a field value without CR, LF, NUL or characters outside Latin-1 (what fetch can send). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Where a connection's own header is reported: the caller chose the connection, not its headers. */
 export const CONNECTION_LOC: (string | number)[] = ['path', 'connection_id'];
 
