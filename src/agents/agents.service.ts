@@ -14,6 +14,7 @@ import { AgentToolsResolver, mergeAttached, mergeGraph, removeTool, type Knowled
 import type { AgentRow, AgentsRepository } from './agents.repository.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
 import { randomUniqueName } from './unique-name.js';
+import { refuseUnsupportedSettings } from './unsupported-settings.js';
 
 /** What the runtime runs (the tasks domain's RunnableAgent port): one version's full configuration, secrets revealed. */
 export interface RunnableAgent {
@@ -347,6 +348,7 @@ function checkConsistency(cfg: AgentConfig): void {
   if (cfg.use_oidc_pre_auth_token_for_llm && !cfg.use_oidc_pre_auth) {
     throw AppError.invalid(['body', 'use_oidc_pre_auth_token_for_llm'], 'use_oidc_pre_auth_token_for_llm requires use_oidc_pre_auth');
   }
+  refuseUnsupportedSettings(cfg);
 }
 
 /** Freezes an object graph (a revealed configuration shared by concurrent runs). */

@@ -15,7 +15,7 @@ export interface OutputSpec {
   schema: Record<string, unknown> | null;
 }
 
-/** The task's choice wins over the agent's; `voice` answers are produced as plain text. */
+/** The task's choice wins over the agent's; `voice` is refused on write (agents/unsupported-settings.ts), so only rows stored before that run here, as plain text. */
 export function outputSpec(task: Task, agent: Record<string, unknown>): OutputSpec {
   const raw = task.output_format ?? (typeof agent.output_format === 'string' ? agent.output_format : null) ?? 'markdown';
   const format: OutputFormat = raw === 'json' ? 'json' : raw === 'text' || raw === 'voice' ? 'text' : 'markdown';

@@ -36,6 +36,8 @@ export function runLimits(agent: Record<string, unknown>): RunLimits {
     maxToolCalls: posInt(agno.tool_call_limit) ?? DEFAULT_TOOL_CALL_CAP,
     // The last allowed LLM call is made without tools, so a run always ends with an answer.
     maxIterations: posInt(iterative.max_iterations) ?? DEFAULT_MAX_ITERATIONS,
-    numHistoryRuns: typeof history === 'number' && Number.isInteger(history) && history >= 0 ? history : DEFAULT_HISTORY_RUNS,
+    // session_storage false: the thread's earlier runs are not given to the model (each run starts fresh).
+    numHistoryRuns:
+      agno.session_storage === false ? 0 : typeof history === 'number' && Number.isInteger(history) && history >= 0 ? history : DEFAULT_HISTORY_RUNS,
   };
 }

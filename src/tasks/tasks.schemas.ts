@@ -41,7 +41,8 @@ export const InvokeBody = z.object({
   additional_context: z.string().nullish(),
   expected_output: z.string().nullish(),
   instructions_override: z.string().nullish(),
-  output_format: z.enum(OUTPUT_FORMATS).nullish(),
+  // 'voice' is in the enum (spec 2.2) but there is no speech synthesis: refused, as on the agent (agents/unsupported-settings.ts).
+  output_format: z.enum(OUTPUT_FORMATS).refine((f) => f !== 'voice', "output_format 'voice' is not supported yet (no speech synthesis)").nullish(),
   output_schema: outputSchema().nullish(),
 });
 export type InvokeBody = z.output<typeof InvokeBody>;

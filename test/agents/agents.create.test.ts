@@ -206,6 +206,48 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
     expect(locs).toEqual(expect.arrayContaining(['body.name', 'body.type', 'body.max_self_schedules', 'body.id']));
   });
 
+  it('refuses every setting whose behaviour does not exist yet, all at once, and creates nothing', async () => {
+    const asked = {
+      name: 'Promises we cannot keep',
+      deep_planning: true,
+      enforce_deep_planning: true,
+      output_format: 'voice',
+      voice_id: 'v-1',
+      deployment_type: 'container',
+      using_nemo: true,
+      use_agent_gateway: true,
+      use_dynamic_tools: true,
+      is_autonomous: true,
+      is_omni: true,
+      agno_settings: {
+        learning: true, agent_memories: true, agentic_culture: true, user_memories: true, agentic_memory: true,
+        session_summaries: true, coordinate_mode: false, max_tool_calls_from_history: 3,
+        tool_calls_compression: { enabled: true },
+      },
+      task_level_strategies: { stop_strategy: { enabled: true, stop_on: 'first_success' } },
+    };
+    const r = await t.req('POST', '/v1/agents', asked);
+    expect(r.statusCode).toBe(422);
+    const locs = r.json().detail.map((d: { loc: unknown[] }) => d.loc.join('.'));
+    expect(locs.sort()).toEqual([
+      'body.agno_settings.agent_memories', 'body.agno_settings.agentic_culture', 'body.agno_settings.agentic_memory',
+      'body.agno_settings.coordinate_mode', 'body.agno_settings.learning', 'body.agno_settings.max_tool_calls_from_history',
+      'body.agno_settings.session_summaries', 'body.agno_settings.tool_calls_compression.enabled', 'body.agno_settings.user_memories',
+      'body.deep_planning', 'body.deployment_type', 'body.enforce_deep_planning', 'body.is_autonomous', 'body.is_omni',
+      'body.output_format', 'body.task_level_strategies.stop_strategy', 'body.use_agent_gateway', 'body.use_dynamic_tools',
+      'body.using_nemo',
+    ]);
+    expect(r.json().detail.every((d: { msg: string; type: string }) => d.type === 'value_error' && /supported/.test(d.msg))).toBe(true);
+    const names = (await t.req('GET', '/v1/agents?per_page=50')).json().items.map((a: { name: string }) => a.name);
+    expect(names).not.toContain('Promises we cannot keep');
+    // A PATCH that turns one on is refused the same way and leaves the draft as it was.
+    const a = await createAgent(t, { name: 'Kept promises' });
+    expectIssue(await t.req('PATCH', `/v1/agents/${a.id}`, { agno_settings: { user_memories: true } }), ['body', 'agno_settings', 'user_memories'], 'value_error');
+    expect((await t.req('GET', `/v1/agents/${a.id}`)).json().agno_settings.user_memories).toBe(false);
+    // Values that describe what the runtime does stay accepted.
+    await createAgent(t, { name: 'Plain', deep_planning: false, deployment_type: 'serverless', task_level_strategies: { stop_strategy: null } });
+  });
+
   it('answers malformed JSON and a non-object body with 422', async () => {
     const bad = await t.req('POST', '/v1/agents', '{"name": ', { 'content-type': 'application/json' });
     expectIssue(bad, ['body'], 'json_invalid');
@@ -261,7 +303,7 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       icon: '\u{1F9FE}',
       avatar: 'female-avatar',
       type: 'regular',
-      deployment_type: 'container',
+      deployment_type: 'serverless',
       framework: 'langchain',
       origin_template: 'tpl-1',
       environment_id: 'env-7',
@@ -278,8 +320,8 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       output_format: 'json',
       output_schema: { type: 'object', properties: { total: { type: 'number' } } },
       voice_id: 'v-1',
-      deep_planning: true,
-      enforce_deep_planning: true,
+      deep_planning: false,
+      enforce_deep_planning: false,
       source_nodes: [{ id: 'sn1', type: 'webhook', targets: ['a'], metadata: { k: 1 } }],
       skills: [{ name: 'summarise' }],
       prompts: ['What is due?'],
@@ -287,19 +329,19 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       orchestration_nodes: [{ id: 'n1' }],
       connectivity_details: { custom_headers: { h: 'v' }, auth_type: 'none', api_key_header_name: null },
       access_scope: 'organizational',
-      agno_settings: { ...AGNO_DEFAULTS, num_history_runs: 5, session_summaries: true, openai_moderation_categories: ['violence'], tool_calls_compression: { enabled: true, threshold: 5, instructions: 'short' }, max_plan_retries: 2 },
+      agno_settings: { ...AGNO_DEFAULTS, num_history_runs: 5, session_storage: false, openai_moderation_categories: ['violence'], tool_calls_compression: { enabled: false, threshold: 5, instructions: 'short' }, max_plan_retries: 2 },
       task_level_strategies: { retry_strategy: { enabled: true, max_retries: 2 }, max_runs_per_day: 100, iterative_strategy: { max_iterations: 4 }, stop_strategy: null, persistent_context: true },
       notification_settings: { on_error: { email: ['ops@example.com'] } },
-      using_nemo: true,
+      using_nemo: false,
       is_supervised: true,
-      is_autonomous: true,
-      is_omni: true,
+      is_autonomous: false,
+      is_omni: false,
       discoverable: false,
       with_auto_context_management: false,
       developer_access: false,
       should_stage_before_publish: false,
       on_prem_event_streaming: false,
-      use_agent_gateway: true,
+      use_agent_gateway: false,
       deletable: false,
       use_oidc_pre_auth: true,
       pre_auth_audiences: ['aud-1'],
@@ -308,7 +350,7 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       oidc_pre_auth_token_mcp_audience: 'mcp-aud',
       can_self_schedule: true,
       max_self_schedules: 42,
-      use_dynamic_tools: true,
+      use_dynamic_tools: false,
       workspace_tools_enabled: false,
     };
     const a = await createAgent(t, full);

@@ -198,6 +198,20 @@ describe('agent runner over an OpenAI-compatible provider', () => {
     expect(rec.outcome!.messages.every((m) => m.run === 4)).toBe(true);
   });
 
+  it('gives the model none of the earlier runs when session_storage is false', async () => {
+    const rt = makeRuntime();
+    const at = new Date().toISOString();
+    const history = [
+      { role: 'user' as const, content: 'my name is Ada', created_at: at, run: 1 },
+      { role: 'assistant' as const, content: 'noted', created_at: at, run: 1 },
+    ];
+    llm.reply({ text: 'I do not know' });
+    const agent = openaiAgent(llm.baseUrl, { agno_settings: { num_history_runs: 10, session_storage: false } });
+    await runOnce(rt, { agent, history, task: makeTask({ input: { text: 'what is my name?', files: [], user: null } }) });
+    const sent = llm.requests[0].body.messages.filter((m: any) => m.role !== 'system').map((m: any) => [m.role, m.content]);
+    expect(sent).toEqual([['user', 'what is my name?']]);
+  });
+
   it('injects attached files unless disabled, and always lists their URLs', async () => {
     const rt = makeRuntime();
     const files = [{ id: 'f1', name: 'report.txt', mime_type: 'text/plain', size: 20, url: 'http://files/f1?sig=x', text: 'Quarterly revenue: 42' }];

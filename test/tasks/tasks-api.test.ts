@@ -122,6 +122,7 @@ describe.each(TEST_DBS)('tasks API (%s)', (kind) => {
     expect((await invoke(agentId, { input: { text: 'x' }, id: 'x'.repeat(129) }, '/async')).statusCode).toBe(422);
     expect((await invoke(agentId, {}, '/async')).json().detail[0]).toMatchObject({ loc: ['body', 'input'], type: 'missing' });
     expect((await invoke(agentId, { input: { text: 'x' } }, '/async?version=zero')).statusCode).toBe(422);
+    expect((await invoke(agentId, { input: { text: 'x' }, output_format: 'voice' }, '/async')).json().detail[0]).toMatchObject({ loc: ['body', 'output_format'], type: 'value_error' });
     const missingVersion = await invoke(agentId, { input: { text: 'x' } }, '/async?version=99');
     expect(missingVersion.statusCode).toBe(404);
     expect((await invoke('no-such-agent', { input: { text: 'x' } }, '/async')).json()).toEqual({ detail: 'Agent not found' });

@@ -1,0 +1,76 @@
+import { AppError, type ValidationIssue } from '../errors.js';
+import type { AgentConfig } from './agent.schemas.js';
+
+/**
+ * Settings the API accepts (spec 2.1, 2.5) whose behaviour the runtime does not have yet. Storing them and running
+ * the agent without them would be a broken promise (a memory that remembers nothing, a plan never made), so a
+ * configuration that turns one on is refused with 422 until it acts. The defaults, and every value that describes
+ * what the runtime does anyway, stay accepted. Remove a row in the change that makes its setting act.
+ */
+interface UnsupportedSetting {
+  loc: (string | number)[];
+  /** True when the configuration asks for the missing behaviour. */
+  asks(cfg: AgentConfig): boolean;
+  msg: string;
+}
+
+const MEMORY = 'agent memory is not supported yet';
+
+function agnoFlag(name: keyof AgentConfig['agno_settings'], msg: string): UnsupportedSetting {
+  return { loc: ['body', 'agno_settings', name], asks: (c) => c.agno_settings?.[name] === true, msg: `${name}: ${msg}` };
+}
+
+function flag(name: keyof AgentConfig, msg: string): UnsupportedSetting {
+  return { loc: ['body', name], asks: (c) => c[name] === true, msg: `${name}: ${msg}` };
+}
+
+export const UNSUPPORTED_SETTINGS: readonly UnsupportedSetting[] = [
+  flag('deep_planning', 'deep planning is not supported yet'),
+  flag('enforce_deep_planning', 'deep planning is not supported yet'),
+  { loc: ['body', 'output_format'], asks: (c) => c.output_format === 'voice', msg: "output_format 'voice' is not supported yet (no speech synthesis)" },
+  { loc: ['body', 'deployment_type'], asks: (c) => c.deployment_type === 'container', msg: "deployment_type 'container' is not supported: every agent runs in this service's workers (serverless)" },
+  flag('using_nemo', 'NeMo guardrails are not supported'),
+  flag('use_agent_gateway', 'an agent gateway is not supported'),
+  flag('use_dynamic_tools', 'dynamic tool discovery is not supported yet'),
+  flag('is_autonomous', 'autonomous mode is not supported yet'),
+  flag('is_omni', 'omni mode is not supported yet'),
+  agnoFlag('learning', MEMORY),
+  agnoFlag('agent_memories', MEMORY),
+  agnoFlag('agentic_culture', MEMORY),
+  agnoFlag('user_memories', MEMORY),
+  agnoFlag('agentic_memory', MEMORY),
+  agnoFlag('session_summaries', 'session summaries are not supported yet'),
+  {
+    loc: ['body', 'agno_settings', 'coordinate_mode'],
+    asks: (c) => c.agno_settings?.coordinate_mode === false,
+    msg: 'coordinate_mode: only coordinate mode is supported (a manager calls its sub-agents as tools and writes the answer)',
+  },
+  {
+    loc: ['body', 'agno_settings', 'max_tool_calls_from_history'],
+    asks: (c) => (c.agno_settings?.max_tool_calls_from_history ?? 0) > 0,
+    msg: 'max_tool_calls_from_history: replaying tool calls from history is not supported yet (earlier runs are replayed as messages)',
+  },
+  {
+    loc: ['body', 'agno_settings', 'tool_calls_compression', 'enabled'],
+    asks: (c) => c.agno_settings?.tool_calls_compression?.enabled === true,
+    msg: 'tool_calls_compression: compression of tool results is not supported yet',
+  },
+  {
+    loc: ['body', 'task_level_strategies', 'stop_strategy'],
+    asks: (c) => {
+      const s = c.task_level_strategies?.stop_strategy as Record<string, unknown> | null | undefined;
+      return !!s && Object.keys(s).length > 0 && s.enabled !== false;
+    },
+    msg: 'stop_strategy: stop conditions are not supported yet (iterative_strategy.max_iterations and agno_settings.tool_call_limit bound a run)',
+  },
+];
+
+/** Every unsupported setting the configuration turns on, as one 422 (a caller fixes them all in one round). */
+export function refuseUnsupportedSettings(cfg: AgentConfig): void {
+  const issues: ValidationIssue[] = UNSUPPORTED_SETTINGS.filter((s) => s.asks(cfg)).map((s) => ({
+    loc: s.loc,
+    msg: `Value error, ${s.msg}`,
+    type: 'value_error',
+  }));
+  if (issues.length > 0) throw AppError.validation(issues);
+}
