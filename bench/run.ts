@@ -23,7 +23,7 @@ const DRAIN_MAX = Number(process.env.BENCH_DRAIN_MAX ?? 20_000);
 const WARMUP = Number(process.env.BENCH_WARMUP_SEC ?? 2);
 /**
  * Concurrencies of the accept scenario. A durable accept's throughput is bounded by its concurrency: every call waits
- * for a commit, and the calls that arrive during one commit share the next (see docs/benchmarks.md, run 17).
+ * for a commit, and the calls that arrive during one commit share the next (see docs/benchmarks.md, "The asynchronous accept").
  */
 const ACCEPT_CONNECTIONS = [...new Set((process.env.BENCH_ACCEPT_CONNECTIONS ?? `${CONNECTIONS},64`).split(',').map(Number))];
 /** Interleaved slices per measured load in the accept scenario (lib.ts interleaved()). */
