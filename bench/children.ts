@@ -3,7 +3,8 @@
  * the server it measures, nor with the scripted LLM.
  *
  *   node --import tsx bench/children.ts bare          a bare node:http server answering constants (the ceiling)
- *   node --import tsx bench/children.ts instant-llm   an OpenAI-compatible server answering at once
+ *   node --import tsx bench/children.ts instant-llm   an OpenAI-compatible server answering at once, or after
+ *                                                     BENCH_LLM_DELAY_MS (a real provider takes about a second)
  *   node --import tsx bench/children.ts fastify       Fastify answering the webhook route with a constant: what the
  *                                                     framework alone costs, before any of the service's work
  *   node --import tsx bench/children.ts minimal-sync  the least a durable synchronous webhook can do: one streamed
@@ -55,7 +56,8 @@ async function fastifyConstant(): Promise<void> {
 
 async function instantLlm(): Promise<void> {
   const llm = await startOpenAIServer();
-  llm.handle(() => ({ text: 'Done.' }));
+  const delayMs = Number(process.env.BENCH_LLM_DELAY_MS ?? 0);
+  llm.handle(() => ({ text: 'Done.', ...(delayMs > 0 ? { delayMs } : {}) }));
   // The fake records every request for tests; a benchmark would grow it without bound.
   setInterval(() => llm.requests.splice(0), 1000).unref();
   process.stdout.write(JSON.stringify({ url: llm.baseUrl }) + '\n');

@@ -9,8 +9,9 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPgDatabase } from '../test/support/databases.js';
 import { interleaved, json, latency, load, memoryOf, sleep, startChild, startService, type Child, type LatencyResult, type LoadResult, type Service } from './lib.js';
+import { countTasks, freshStore, KEY, setupAgent, type Store } from './service-setup.js';
+import { defaultDeployment, type ReportRow } from './default-deployment.js';
 
-const KEY = 'agk_bench_key_0123456789abcdef';
 const DURATION = Number(process.env.BENCH_DURATION_SEC ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 4000);
@@ -31,25 +32,19 @@ const ROUNDS = 4;
 /** How often the drain's progress is counted. */
 const DRAIN_POLL_MS = 500;
 /** Which scenarios run (all by default): a profile or an A/B comparison usually needs one alone. */
-const SCENARIO_NAMES = ['create', 'accept', 'schema', 'drain', 'sync'] as const;
+const SCENARIO_NAMES = ['create', 'accept', 'schema', 'drain', 'sync', 'default'] as const;
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? SCENARIO_NAMES.join(',')).split(',').map((s) => s.trim()));
 for (const s of SCENARIOS) if (!(SCENARIO_NAMES as readonly string[]).includes(s)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${s}" (known: ${SCENARIO_NAMES.join(', ')})`);
 // One worker drains the backlog the accept scenario leaves.
 if (SCENARIOS.has('drain') && !SCENARIOS.has('accept')) throw new Error('BENCH_SCENARIOS: "drain" needs "accept", whose backlog it drains');
 const want = (s: (typeof SCENARIO_NAMES)[number]): boolean => SCENARIOS.has(s);
+/** Scenario 6: the scripted LLM's answer delay (a real provider takes about a second), and the backlog it grows to. */
+const LLM_DELAY_MS = Number(process.env.BENCH_LLM_DELAY_MS ?? 1000);
+const BIG_BACKLOG = Number(process.env.BENCH_BIG_BACKLOG ?? 100_000);
 const CORPUS = new URL('../../shared/openapi-corpus/', import.meta.url).pathname;
 const LARGEST = 'kubernetes__swagger.json';
 
-interface Row {
-  scenario: string;
-  db: string;
-  result: LoadResult;
-  ceiling?: LoadResult;
-  peakMb?: number;
-  note?: string;
-}
-
-const rows: Row[] = [];
+const rows: ReportRow[] = [];
 const extras: string[] = [];
 
 /** A sequential latency run as a row of the report (its throughput is requests over the duration). */
@@ -59,29 +54,6 @@ function asLoad(r: LatencyResult, durationSec: number): LoadResult {
 
 function fmt(r: LoadResult): string {
   return `${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms`;
-}
-
-async function setupAgent(svc: Service, llmUrl: string, name = 'Bench agent'): Promise<{ id: string; publicUrl: string }> {
-  const agent = await json(`${svc.api}/v1/agents`, {
-    method: 'POST',
-    key: KEY,
-    body: {
-      name,
-      model_provider: 'openai',
-      model_name: 'gpt-4o-mini',
-      llm_api_base: llmUrl,
-      llm_credentials: { name: 'bench', value: 'sk-bench' },
-      output_format: 'text',
-      should_stage_before_publish: false,
-    },
-  });
-  const wh = await json(`${svc.api}/v1/agents/${agent.id}/webhook`, { method: 'POST', key: KEY });
-  const publicUrl = wh.url.replace(/^https?:\/\/[^/]+/, svc.webhook);
-  return { id: agent.id, publicUrl };
-}
-
-async function countTasks(svc: Service, agentId: string, status: string): Promise<number> {
-  return (await json(`${svc.api}/v1/tasks?agent_id=${agentId}&status=${status}&per_page=1`, { key: KEY })).total;
 }
 
 /**
@@ -105,28 +77,12 @@ async function drain(svc: Service, agentId: string, n: number): Promise<number> 
   }
 }
 
-interface Store {
-  env: Record<string, string>;
-  drop(): Promise<void>;
-}
-
-/** A fresh database and data directory, for a scenario that must not inherit the tasks earlier ones left. */
-async function freshStore(db: 'sqlite' | 'postgres', base: Record<string, string>): Promise<Store> {
-  const dir = mkdtempSync(join(tmpdir(), 'agentry-bench-'));
-  const pgdb = db === 'postgres' ? await createPgDatabase() : undefined;
-  return {
-    env: { ...base, AGENTRY_DATA_DIR: dir, ...(pgdb ? { DATABASE_URL: pgdb.url } : {}) },
-    async drop() {
-      await pgdb?.drop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 interface Children {
   bare: Child;
   llm: Child;
   fastify: Child;
+  /** The scripted LLM answering after LLM_DELAY_MS (scenario 6 only). */
+  slowLlm?: Child;
 }
 
 async function runOn(db: 'sqlite' | 'postgres', children: Children): Promise<void> {
@@ -146,6 +102,22 @@ async function runOn(db: 'sqlite' | 'postgres', children: Children): Promise<voi
     await pg?.drop();
     if (want('drain') && db === 'postgres') await workerScaling(db, env, children.llm, stores);
     if (want('sync')) await syncRoundTrip(db, env, children, stores);
+    if (want('default')) {
+      await defaultDeployment({
+        db,
+        env,
+        bare: children.bare,
+        llms: [{ delayMs: LLM_DELAY_MS, child: children.slowLlm! }, { delayMs: 0, child: children.llm }],
+        connections: ACCEPT_CONNECTIONS,
+        durationSec: DURATION,
+        warmupSec: WARMUP,
+        rounds: 3,
+        bigBacklog: BIG_BACKLOG,
+        stores,
+        row: (r) => rows.push(r),
+        extra: (line) => extras.push(line),
+      });
+    }
   } finally {
     await pg?.drop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -338,9 +310,10 @@ async function main(): Promise<void> {
   const bare = await startChild('bare');
   const llm = await startChild('instant-llm');
   const fastify = await startChild('fastify');
+  const slowLlm = want('default') ? await startChild('instant-llm', { BENCH_LLM_DELAY_MS: String(LLM_DELAY_MS) }) : undefined;
   const dbs = (process.env.BENCH_DBS ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[];
   try {
-    for (const db of dbs) await runOn(db, { bare, llm, fastify });
+    for (const db of dbs) await runOn(db, { bare, llm, fastify, slowLlm });
     const llmCeiling = await load({
       url: `${llm.url}/chat/completions`,
       method: 'POST',
@@ -354,6 +327,7 @@ async function main(): Promise<void> {
     bare.proc.kill();
     llm.proc.kill();
     fastify.proc.kill();
+    slowLlm?.proc.kill();
   }
   const lines = [
     `Run ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; ${CONNECTIONS} connections, ${DURATION} s per scenario.`,

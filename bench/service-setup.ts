@@ -1,0 +1,49 @@
+/** What the scenarios need from a running service: the bench key, an agent and its public URL, task counts, a fresh store. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPgDatabase } from '../test/support/databases.js';
+import { json, type Service } from './lib.js';
+
+export const KEY = 'agk_bench_key_0123456789abcdef';
+
+export async function setupAgent(svc: Service, llmUrl: string, name = 'Bench agent'): Promise<{ id: string; publicUrl: string }> {
+  const agent = await json(`${svc.api}/v1/agents`, {
+    method: 'POST',
+    key: KEY,
+    body: {
+      name,
+      model_provider: 'openai',
+      model_name: 'gpt-4o-mini',
+      llm_api_base: llmUrl,
+      llm_credentials: { name: 'bench', value: 'sk-bench' },
+      output_format: 'text',
+      should_stage_before_publish: false,
+    },
+  });
+  const wh = await json(`${svc.api}/v1/agents/${agent.id}/webhook`, { method: 'POST', key: KEY });
+  const publicUrl = wh.url.replace(/^https?:\/\/[^/]+/, svc.webhook);
+  return { id: agent.id, publicUrl };
+}
+
+export async function countTasks(svc: Service, agentId: string, status: string): Promise<number> {
+  return (await json(`${svc.api}/v1/tasks?agent_id=${agentId}&status=${status}&per_page=1`, { key: KEY })).total;
+}
+
+export interface Store {
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+/** A fresh database and data directory, for a scenario that must not inherit the tasks earlier ones left. */
+export async function freshStore(db: 'sqlite' | 'postgres', base: Record<string, string>): Promise<Store> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentry-bench-'));
+  const pgdb = db === 'postgres' ? await createPgDatabase() : undefined;
+  return {
+    env: { ...base, AGENTRY_DATA_DIR: dir, ...(pgdb ? { DATABASE_URL: pgdb.url } : {}) },
+    async drop() {
+      await pgdb?.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
