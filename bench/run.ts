@@ -308,7 +308,7 @@ async function main(): Promise<void> {
   // The production path: the transpiled build, as `npm start` runs it.
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: new URL('..', import.meta.url).pathname, stdio: 'inherit' });
   const bare = await startChild('bare');
-  const llm = await startChild('instant-llm');
+  const llm = await startChild('instant-llm', { BENCH_LLM_DELAY_MS: '0' });
   const fastify = await startChild('fastify');
   const slowLlm = want('default') ? await startChild('instant-llm', { BENCH_LLM_DELAY_MS: String(LLM_DELAY_MS) }) : undefined;
   const dbs = (process.env.BENCH_DBS ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[];

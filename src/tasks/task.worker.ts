@@ -154,8 +154,11 @@ export class TaskWorker implements Startable, LocalSlots {
           lastRecovery = this.d.clock.now();
           await this.sweep();
         }
-        // Every poll interval too: on SQLite another process's inbox entries come with no signal.
-        if (this.inboxPending || recover) {
+        // Every poll interval too: on SQLite another process's inbox entries come with no signal. Only with a free
+        // slot: a worker whose slots are all busy (a slow model) would otherwise move the inbox a few entries at a
+        // time on every accepted call, on the accept's own thread in the default deployment; a freed slot wakes
+        // this loop (`wasFull`), and the pending flag makes that pass settle everything accepted meanwhile at once.
+        if ((this.inboxPending || recover) && this.freeSlots() > 0) {
           this.inboxPending = false;
           await this.d.inbox.settle();
         }
