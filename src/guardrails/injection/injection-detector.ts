@@ -27,9 +27,31 @@ export const INJECTION_RULES: InjectionRule[] = [
     id: 'override_instructions',
     weight: 1,
     pattern: new RegExp(
-      `\\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|neglect)\\b(?:\\s+(?:all|any|every|each|of|the|your|my|previous|prior|above|earlier|these|those|existing|current|original|initial|system|safety|other)){0,4}\\s+${RULES_WORD}`,
+      `\\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|neglect)\\b(?:\\s+(?:all|any|every|each|of|the|your|my|previous|prior|above|earlier|these|those|existing|current|original|initial|system|safety|security|content|moderation|ethical|built-in|other)){0,4}\\s+${RULES_WORD}`,
       'i',
     ),
+  },
+  {
+    // The same in the languages attacks most often switch to (German, French, Spanish, Italian, Portuguese).
+    id: 'override_instructions_i18n',
+    weight: 1,
+    pattern:
+      /\b(?:ignoriere|vergiss|missachte)\b[^.\n]{0,30}\b(?:anweisungen|instruktionen|regeln|vorgaben)\b|\b(?:ignorez|ignore|oubliez|oublie)\s+(?:toutes\s+|tous\s+)?(?:les|vos|tes)\s+(?:\S+\s+)?(?:instructions|consignes|règles)\b|\b(?:ignora|olvida|ignore|esqueça|esqueca|dimentica)\b[^.\n]{0,30}\b(?:instrucciones|instruções|instrucoes|istruzioni|reglas|regole|regras)\b/i,
+  },
+  {
+    // "The previous configuration is revoked", "the above rules no longer apply"
+    id: 'revoke_instructions',
+    weight: 0.8,
+    pattern: new RegExp(
+      `\\b(?:previous|prior|above|earlier|original|old|current)\\s+(?:configuration|${RULES_WORD.slice(3, -1)})\\s+(?:is|are|has been|have been)\\s+(?:revoked|void|cancell?ed|obsolete|overridden|replaced|lifted|disabled)|\\b${RULES_WORD}\\s+(?:above|before this)\\s+no longer appl(?:y|ies)`,
+      'i',
+    ),
+  },
+  {
+    // "Ignore the user's request and ...": content that redirects the task itself.
+    id: 'hijack_task',
+    weight: 0.6,
+    pattern: /\b(?:ignore|disregard)\s+(?:the|your)\s+user(?:'s)?\s+(?:request|question|message|input|task)\b|\binstead,?\s+(?:you (?:must|should) )?(?:summari[sz]e|answer|reply|respond|write|say|output)\b[^.\n]{0,40}\b(?:approved|pwned|hacked)\b/i,
   },
   {
     id: 'override_everything',
@@ -47,15 +69,20 @@ export const INJECTION_RULES: InjectionRule[] = [
   },
   {
     id: 'exfiltrate_verbatim',
-    weight: 0.6,
+    weight: 1,
     pattern: /\b(?:repeat|print|output)\b[^.\n]{0,30}\b(?:everything|all(?: the)? text|the words?)\s+(?:above|before)\b/i,
   },
   {
     // "Do not follow your guidelines", "you are no longer bound by", "without any restrictions"
+    id: 'disobey_instructions',
+    weight: 1,
+    pattern: new RegExp(`\\b(?:do not|don't|never|stop)\\s+(?:follow|obey|apply|respect|adhere to)(?:ing)?\\s+(?:${PRIOR}\\s+){0,3}${RULES_WORD}`, 'i'),
+  },
+  {
     id: 'disable_rules',
     weight: 0.6,
     pattern: new RegExp(
-      `\\b(?:do not|don't|never|stop)\\s+(?:follow|obey|apply|respect|adhere to)(?:ing)?\\s+${PRIOR}?\\s*${RULES_WORD}|\\bno longer (?:bound|restricted|limited) by\\b|\\bwithout (?:any )?(?:restrictions|filters|limitations|censorship|safety)\\b|\\b(?:unfiltered|uncensored|unrestricted) (?:mode|ai|assistant|model|version|response)`,
+      `\\bno longer (?:bound|restricted|limited) by\\b|\\bwithout (?:any )?(?:restrictions|filters|limitations|censorship|safety)\\b|\\b(?:unfiltered|uncensored|unrestricted) (?:mode|ai|assistant|model|version|response)`,
       'i',
     ),
   },
@@ -63,7 +90,7 @@ export const INJECTION_RULES: InjectionRule[] = [
     // "You are now DAN", "from now on you will", "pretend you are", "act as an unrestricted AI"
     id: 'persona_switch',
     weight: 0.5,
-    pattern: /\byou are now\b|\byou(?:'re| are) no longer\b|\bfrom now on,? (?:you|your)\b|\bpretend (?:to be|you are|that you are)\b|\bact as (?:if you (?:are|were) )?(?:an? )?(?:unrestricted|unfiltered|jailbroken|evil|different|new)\b|\broleplay as\b/i,
+    pattern: /\byou are now\b|\byou(?:'re| are) no longer\b|\b(?:respond|answer|reply|speak) as (?:the |an? |your )?(?:evil|unrestricted|unfiltered|jailbroken|uncensored|dark)\b|\bfrom now on,? (?:you|your)\b|\bpretend (?:to be|you are|that you are)\b|\bact as (?:if you (?:are|were) )?(?:an? )?(?:unrestricted|unfiltered|jailbroken|evil|different|new)\b|\broleplay as\b/i,
   },
   {
     id: 'jailbreak_terms',
@@ -89,14 +116,31 @@ export const INJECTION_RULES: InjectionRule[] = [
   {
     // Content that speaks to the model: "AI assistant, ignore ...", "Note to the AI: ...", "if you are an LLM reading this"
     id: 'addresses_model',
-    weight: 0.5,
+    weight: 0.7,
     pattern: /\b(?:note|message|attention|instructions?) (?:to|for) (?:the |any )?(?:ai|assistant|agent|llm|language model|chatbot|model)\b|\bif you are an? (?:ai|llm|language model|assistant|agent)\b|\b(?:dear|hey|hi) (?:ai|assistant|chatgpt|claude|llm)\b|\b(?:ai|llm|assistant|agent)\s*[,:]\s*(?:please\s+)?(?:ignore|disregard|forget|you must|send|forward|execute|call)\b/i,
   },
   {
-    // Instructions to act on the user's data behind their back.
+    // Orders given to the model as such: weak alone, telling beside another signal.
+    id: 'orders_model',
+    weight: 0.3,
+    pattern: /\b(?:you|the (?:assistant|ai|agent|model|llm))\s+(?:must|shall|are required to|has to|have to|will now)\b/i,
+  },
+  {
+    // Acting on the user's data behind their back.
     id: 'covert_action',
-    weight: 0.6,
-    pattern: /\b(?:secretly|silently|covertly|without (?:telling|informing|notifying|alerting) (?:the )?(?:user|human|anyone))\b|\b(?:do not|don't) (?:tell|mention|reveal|inform)(?: this| it)? (?:to )?(?:the )?(?:user|human)\b/i,
+    weight: 0.5,
+    pattern: /\b(?:secretly|silently|covertly|quietly)\s+(?:add|send|forward|copy|rate|change|delete|transfer|include|insert|approve|bcc)\b|\bsilently\b[^.\n]{0,20}\b(?:bcc|cc)\b/i,
+  },
+  {
+    id: 'conceal_from_user',
+    weight: 0.5,
+    pattern: /\bwithout (?:telling|informing|notifying|alerting) (?:the )?(?:user|human|anyone)\b|\b(?:do not|don't|never) (?:tell|mention|reveal|inform|disclose)(?: this| it| anything)?(?: (?:to|about this to))? (?:the )?(?:user|human)\b|\bdo not tell the user about this\b/i,
+  },
+  {
+    // Sending the conversation, mail or secrets somewhere: the usual goal of an indirect injection.
+    id: 'exfiltrate_data',
+    weight: 0.5,
+    pattern: /\b(?:forward|send|e-?mail|post|upload|leak|transfer|copy)\b[^.\n]{0,30}\b(?:all|every|the (?:entire|whole|full))\s+(?:messages?|conversations?(?: history)?|emails?|history|data|files|credentials|passwords|contacts|api keys)\b|\bsend the conversation(?: history)? to\b/i,
   },
 ];
 
@@ -116,8 +160,24 @@ function normalise(text: string): string {
 const WINDOW = 4000;
 const OVERLAP = 200;
 
+/** Base64 tokens long enough to carry a sentence; decoded (a few per text) and scanned too. */
+const BASE64_TOKEN = /[A-Za-z0-9+/]{24,}={0,2}/g;
+const MAX_DECODED_TOKENS = 16;
+
+function decodedPayloads(text: string): string {
+  const out: string[] = [];
+  for (const m of text.matchAll(BASE64_TOKEN)) {
+    if (out.length >= MAX_DECODED_TOKENS) break;
+    const decoded = Buffer.from(m[0], 'base64').toString('utf8');
+    // Only text: a decoded binary is not an instruction.
+    if (/^[\x20-\x7e\s]+$/.test(decoded)) out.push(decoded);
+  }
+  return out.join('\n');
+}
+
 export function detectInjection(text: string, rules: InjectionRule[] = INJECTION_RULES): InjectionVerdict {
-  const clean = normalise(text);
+  const decoded = decodedPayloads(text);
+  const clean = normalise(decoded ? `${text}\n${decoded}` : text);
   let best: InjectionVerdict = { flagged: false, score: 0, rules: [] };
   for (let start = 0; start < clean.length || start === 0; start += WINDOW - OVERLAP) {
     const window = clean.slice(start, start + WINDOW);
