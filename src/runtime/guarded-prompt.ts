@@ -43,11 +43,8 @@ export async function guardPrompt(
   const sections: ContextSection[] = [];
   for (const s of input.sections) sections.push(s.guardOrigin ? { ...s, text: await guard.screen(s.text, { origin: s.guardOrigin }) } : s);
 
-  await guard.screenInput([text, context ?? '', ...(injectAttachments ? files.map((f) => f.text ?? '') : [])].filter((t) => t.trim()));
-  return {
-    task: { ...task, additional_context: context },
-    sections,
-    history,
-    userMessage: buildUserMessage({ text, files }, injectAttachments),
-  };
+  const userMessage = buildUserMessage({ text, files }, injectAttachments);
+  // Exactly what the model will read of the caller's input: the message (with the file text it carries) and the context.
+  await guard.screenInput([userMessage, context ?? ''].filter((t) => t.trim()));
+  return { task: { ...task, additional_context: context }, sections, history, userMessage };
 }

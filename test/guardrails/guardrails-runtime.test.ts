@@ -245,7 +245,27 @@ describe('guardrails at run time', () => {
       });
       const rec = await runOnce(rt, { agent: agent({ openai_moderation_enabled: true, pii_detection_enabled: true }), task });
       expect(rec.outcome?.status).toBe('completed');
-      expect(llm.moderations[0].body.input).toEqual(['mail <EMAIL_1>', 'file words']);
+      // Exactly what the model reads of the input: the message with the file's text, masked.
+      const [moderated] = llm.moderations[0].body.input;
+      expect(llm.moderations[0].body.input).toEqual([llm.requests[0].lastUserText]);
+      expect(moderated).toMatch(/^mail <EMAIL_1>\n/);
+      expect(moderated).toContain('file words');
+      expect(moderated).not.toContain(EMAIL);
+    });
+
+    it('moderates a long input in several calls, and refuses one too long to moderate whole', async () => {
+      const rt = makeRuntime();
+      llm.reply({ text: 'ok' });
+      const long = 'word '.repeat(90_000); // 450,000 characters: 23 pieces, two calls
+      const ok = await runOnce(rt, { agent: agent({ openai_moderation_enabled: true }), task: makeTask({ input: { text: long, files: [], user: null } }) });
+      expect(ok.outcome?.status).toBe('completed');
+      expect(llm.moderations.map((m) => m.body.input.length)).toEqual([16, 7]);
+
+      const huge = 'word '.repeat(1_100_000);
+      const refused = await runOnce(rt, { agent: agent({ openai_moderation_enabled: true }), task: makeTask({ input: { text: huge, files: [], user: null } }) });
+      expect(refused.outcome?.status).toBe('error');
+      expect(refused.outcome?.result).toContain('the input is too long to moderate (more than 5,120,000 characters)');
+      expect(llm.moderations).toHaveLength(2);
     });
 
     it('fails the task, never skips the check, when the endpoint fails', async () => {

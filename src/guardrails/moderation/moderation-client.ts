@@ -22,14 +22,16 @@ export class ModerationCallError extends Error {
 
 /** Characters per input piece and pieces per call (the endpoint takes ~32k tokens per input). */
 export const MODERATION_PIECE_CHARS = 20_000;
-export const MODERATION_MAX_PIECES = 16;
+export const MODERATION_PIECES_PER_CALL = 16;
+/** Calls per run: an input longer than this many pieces is refused rather than moderated in part. */
+export const MODERATION_MAX_CALLS = 16;
 const MODERATION_TIMEOUT_MS = 30_000;
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 export function moderationPieces(texts: string[]): string[] {
   const out: string[] = [];
   for (const t of texts) {
-    for (let i = 0; i < t.length && out.length < MODERATION_MAX_PIECES; i += MODERATION_PIECE_CHARS) {
+    for (let i = 0; i < t.length; i += MODERATION_PIECE_CHARS) {
       const piece = t.slice(i, i + MODERATION_PIECE_CHARS);
       if (piece.trim()) out.push(piece);
     }
@@ -37,9 +39,21 @@ export function moderationPieces(texts: string[]): string[] {
   return out;
 }
 
+/** Every piece of `texts`, in calls of MODERATION_PIECES_PER_CALL; ModerationCallError when there are too many. */
 export async function moderate(endpoint: OpenAIEndpoint, model: string, texts: string[], signal: AbortSignal): Promise<ModerationResult[]> {
-  const input = moderationPieces(texts);
-  if (input.length === 0) return [];
+  const pieces = moderationPieces(texts);
+  const limit = MODERATION_PIECES_PER_CALL * MODERATION_MAX_CALLS;
+  if (pieces.length > limit) {
+    throw new ModerationCallError(`the input is too long to moderate (more than ${(limit * MODERATION_PIECE_CHARS).toLocaleString('en-US')} characters)`);
+  }
+  const results: ModerationResult[] = [];
+  for (let i = 0; i < pieces.length; i += MODERATION_PIECES_PER_CALL) {
+    results.push(...(await moderateOnce(endpoint, model, pieces.slice(i, i + MODERATION_PIECES_PER_CALL), signal)));
+  }
+  return results;
+}
+
+async function moderateOnce(endpoint: OpenAIEndpoint, model: string, input: string[], signal: AbortSignal): Promise<ModerationResult[]> {
   const url = `${endpoint.baseUrl.replace(/\/+$/, '')}/moderations`;
   let res: Response;
   try {
