@@ -277,6 +277,23 @@ describe('guardrails at run time', () => {
       expect(llm.requests).toHaveLength(0);
     });
 
+    it('goes through the egress policy and the LLM transport retries, like the LLM calls to the same endpoint', async () => {
+      // 127.0.0.1 not allowed: the moderation call is refused by the egress policy, so the task fails before any LLM call.
+      const closed = makeRuntime({ env: { AGENTRY_EGRESS_ALLOW: '' } });
+      const refused = await runOnce(closed, { agent: agent({ openai_moderation_enabled: true }) });
+      expect(refused.outcome?.status).toBe('error');
+      expect(refused.outcome?.result).toContain('the moderation endpoint could not be reached');
+      expect(llm.moderations).toHaveLength(0);
+
+      // A 503 is retried by the transport, then the verdict counts.
+      let calls = 0;
+      llm.moderate(() => (++calls === 1 ? { status: 503 } : []));
+      llm.reply({ text: 'ok' });
+      const rec = await runOnce(makeRuntime(), { agent: agent({ openai_moderation_enabled: true }) });
+      expect(rec.outcome?.status).toBe('completed');
+      expect(llm.moderations).toHaveLength(2);
+    });
+
     it('fails the task with a clear error when the provider has no moderation endpoint and there is no OpenAI key', async () => {
       const rt = makeRuntime();
       const claude = openaiAgent(anthropic.baseUrl, { model_provider: 'anthropic', model_name: 'claude-test', agno_settings: { openai_moderation_enabled: true } });
