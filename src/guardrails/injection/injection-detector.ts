@@ -19,7 +19,8 @@ export interface InjectionRule {
 export const INJECTION_THRESHOLD = 1;
 
 const PRIOR = '(?:previous|prior|preceding|above|earlier|former|initial|original|system|developer|all|any|your|the|these|those|my|other)';
-const RULES_WORD = '(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|commands?|orders|constraints|restrictions|programming|context|policies|policy|safeguards?|filters?|settings)';
+const RULES_LIST = 'instructions?|prompts?|rules|directions|directives|guidelines|guidance|commands?|orders|constraints|restrictions|programming|context|policies|policy|safeguards?|filters?|settings';
+const RULES_WORD = `(?:${RULES_LIST})`;
 
 export const INJECTION_RULES: InjectionRule[] = [
   {
@@ -43,7 +44,7 @@ export const INJECTION_RULES: InjectionRule[] = [
     id: 'revoke_instructions',
     weight: 0.8,
     pattern: new RegExp(
-      `\\b(?:previous|prior|above|earlier|original|old|current)\\s+(?:configuration|${RULES_WORD.slice(3, -1)})\\s+(?:is|are|has been|have been)\\s+(?:revoked|void|cancell?ed|obsolete|overridden|replaced|lifted|disabled)|\\b${RULES_WORD}\\s+(?:above|before this)\\s+no longer appl(?:y|ies)`,
+      `\\b(?:previous|prior|above|earlier|original|old|current)\\s+(?:configuration|${RULES_LIST})\\s+(?:is|are|has been|have been)\\s+(?:revoked|void|cancell?ed|obsolete|overridden|replaced|lifted|disabled)|\\b${RULES_WORD}\\s+(?:above|before this)\\s+no longer appl(?:y|ies)`,
       'i',
     ),
   },
@@ -63,7 +64,7 @@ export const INJECTION_RULES: InjectionRule[] = [
     id: 'exfiltrate_prompt',
     weight: 1,
     pattern: new RegExp(
-      `\\b(?:reveal|show|print|display|repeat|output|return|dump|leak|disclose|expose|tell me|give me|write out|spell out|what (?:is|are|were))\\b[^.\\n]{0,30}\\b(?:your|the|its|my)\\s+(?:full\\s+|complete\\s+|exact\\s+|entire\\s+)?(?:system|hidden|initial|original|secret|internal|developer|pre-?prompt|confidential)\\s+${RULES_WORD.replace('(?:', '(?:message|')}`,
+      `\\b(?:reveal|show|print|display|repeat|output|return|dump|leak|disclose|expose|tell me|give me|write out|spell out|what (?:is|are|were))\\b[^.\\n]{0,30}\\b(?:your|the|its|my)\\s+(?:full\\s+|complete\\s+|exact\\s+|entire\\s+)?(?:system|hidden|initial|original|secret|internal|developer|pre-?prompt|confidential)\\s+(?:message|${RULES_LIST})`,
       'i',
     ),
   },
