@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { cardNetworkValid, ibanValid, luhnValid, ssnValid } from '../../src/guardrails/pii/checksums.js';
 import { detectPii } from '../../src/guardrails/pii/pii-detectors.js';
 import { PiiVault } from '../../src/guardrails/pii/pii-vault.js';
@@ -65,6 +66,15 @@ describe('PII detection', () => {
       n: 3,
       nested: { card: 'x 4111111111111111' },
     });
+  });
+
+  it('reads national-format phone numbers in AGENTRY_PII_DEFAULT_REGION, and refuses a region without a numbering plan', () => {
+    const text = 'Ring our London desk on 020 7946 0958';
+    expect(detectPii(text, OPTS)).toEqual([]);
+    const region = loadConfig({ AGENTRY_PII_DEFAULT_REGION: 'gb' }).guardrails.piiDefaultRegion;
+    expect(region).toBe('GB');
+    expect(detectPii(text, { defaultRegion: region }).map((m) => [m.kind, m.value, m.canonical])).toEqual([['PHONE', '020 7946 0958', '+442079460958']]);
+    expect(() => loadConfig({ AGENTRY_PII_DEFAULT_REGION: 'XX' })).toThrow(/AGENTRY_PII_DEFAULT_REGION/);
   });
 
   it('scans hostile inputs without pathological backtracking (a long run of near-matches finishes)', () => {
