@@ -128,6 +128,25 @@ describe('guardrails at run time', () => {
       expect(allSent(llm)).not.toContain(SSN);
     });
 
+    it('masks the same way on another provider (Anthropic Messages API)', async () => {
+      const rt = makeRuntime();
+      const received: Record<string, unknown>[] = [];
+      rt.tools.register('custom_function', testToolProvider({ lookup: { run: (a) => (received.push(a), `found ${a.city}`) } }));
+      anthropic.reply({ toolCalls: [{ id: 'toolu_1', name: 'lookup', arguments: { city: '<EMAIL_1>' } }] }, { text: 'Done for <EMAIL_1>.' });
+      const claude = openaiAgent(anthropic.baseUrl, {
+        model_provider: 'anthropic',
+        model_name: 'claude-test',
+        agno_settings: { pii_detection_enabled: true },
+        graph: [tool()],
+      });
+      const rec = await runOnce(rt, { agent: claude, task: makeTask({ input: { text: `Find ${EMAIL}`, files: [], user: null } }) });
+      expect(rec.outcome).toMatchObject({ status: 'completed', result: `Done for ${EMAIL}.` });
+      expect(received).toEqual([{ city: EMAIL }]);
+      expect(anthropic.requests).toHaveLength(2);
+      expect(allSent(anthropic)).not.toContain(EMAIL);
+      expect(allSent(anthropic)).toContain('found <EMAIL_1>');
+    });
+
     it('leaves text alone when the guard is off', async () => {
       const rt = makeRuntime();
       llm.reply({ text: 'ok' });
