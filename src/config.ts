@@ -1,3 +1,4 @@
+import { isSupportedCountry } from 'libphonenumber-js/max';
 import { z } from 'zod';
 
 /** The only reader of process.env. Everything else receives a frozen Config. */
@@ -59,6 +60,12 @@ const EnvSchema = z.object({
   AGENTRY_SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   AGENTRY_SANDBOX_MEMORY_MB: z.coerce.number().int().min(4).max(1024).default(64),
   AGENTRY_SANDBOX_QUEUE_PER_ORG: z.coerce.number().int().min(1).default(50),
+  AGENTRY_PII_DEFAULT_REGION: z
+    .string()
+    .default('US')
+    .transform((v) => v.trim().toUpperCase())
+    .refine((v) => isSupportedCountry(v), 'an ISO 3166 alpha-2 region that has a phone numbering plan, e.g. US, GB, DE'),
+  AGENTRY_MODERATION_MODEL: z.string().min(1).default('omni-moderation-latest'),
 });
 
 export interface Config {
@@ -104,6 +111,8 @@ export interface Config {
   embeddings?: { baseUrl: string; model: string; apiKey?: string };
   /** Custom-function sandbox: threads (default: half the CPUs, 1..4), limits of one call, waiting calls per organization. */
   sandbox: { threads?: number; timeoutMs: number; memoryBytes: number; maxQueuePerOrg: number };
+  /** agno_settings guardrails (docs/guardrails.md): phone region for numbers without a country code; moderation model. */
+  guardrails: { piiDefaultRegion: string; moderationModel: string };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -171,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       memoryBytes: e.AGENTRY_SANDBOX_MEMORY_MB * 1024 * 1024,
       maxQueuePerOrg: e.AGENTRY_SANDBOX_QUEUE_PER_ORG,
     },
+    guardrails: { piiDefaultRegion: e.AGENTRY_PII_DEFAULT_REGION, moderationModel: e.AGENTRY_MODERATION_MODEL },
     embeddings: e.AGENTRY_EMBEDDINGS_BASE_URL
       ? { baseUrl: e.AGENTRY_EMBEDDINGS_BASE_URL.replace(/\/+$/, ''), model: e.AGENTRY_EMBEDDINGS_MODEL, apiKey: e.AGENTRY_EMBEDDINGS_API_KEY }
       : undefined,

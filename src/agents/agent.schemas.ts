@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LLM_MODEL_PROVIDERS } from '../llm/model-catalog.js';
 import type { GraphItem } from '../tools/tool-kinds.js';
 import { unsupportedPattern } from '../lib/safe-regexp.js';
+import { INJECTION_CONTENT_ACTIONS, MODERATION_CATEGORIES } from '../guardrails/guardrail-settings.js';
 
 /**
  * The agent configuration of spec 2.1, 2.2, 2.5 and 4.1 as zod schemas. `BaseFields` carries types only; the create
@@ -127,7 +128,8 @@ const agnoFields = {
   pii_detection_mask: [z.boolean(), true],
   prompt_injection_detection_enabled: [z.boolean(), false],
   openai_moderation_enabled: [z.boolean(), false],
-  openai_moderation_categories: [z.array(str()).nullable(), null],
+  // A category OpenAI never reports would never fail a task: refused, like every setting that cannot act.
+  openai_moderation_categories: [z.array(z.enum(MODERATION_CATEGORIES)).nullable(), null],
   reasoning_tools_enabled: [z.boolean(), true],
   max_plan_retries: [z.number().int().min(0), 15],
 } as const;
@@ -138,10 +140,21 @@ const agnoWithDefaults = Object.fromEntries(
   Object.entries(agnoFields).map(([k, [s, d]]) => [k, (s as z.ZodType).default(d as never)]),
 ) as unknown as { [K in keyof AgnoShape]: z.ZodDefault<AgnoShape[K]> };
 
-export const AgnoSettings = z.strictObject({ ...agnoWithDefaults, tool_calls_compression: ToolCallsCompression.prefault({}) });
+/**
+ * Not in the specification (docs/guardrails.md): what a prompt injection found in files, knowledge passages or tool
+ * results does, `warn` (the default when absent) or `error`. No default here, so agents that do not set it keep the
+ * specification's agno_settings shape.
+ */
+const injectionContentAction = z.enum(INJECTION_CONTENT_ACTIONS);
+
+export const AgnoSettings = z.strictObject({
+  ...agnoWithDefaults,
+  tool_calls_compression: ToolCallsCompression.prefault({}),
+  prompt_injection_content_action: injectionContentAction.optional(),
+});
 /** PATCH: the given keys replace, the others keep their values. (`.partial()` keeps defaults in zod 4, so no defaults here.) */
 const ToolCallsCompressionPatch = z.strictObject({ enabled: z.boolean(), threshold: z.number().int().min(0), instructions: str() }).partial();
-const AgnoSettingsPatch = z.strictObject({ ...agnoBase, tool_calls_compression: ToolCallsCompressionPatch }).partial();
+const AgnoSettingsPatch = z.strictObject({ ...agnoBase, tool_calls_compression: ToolCallsCompressionPatch, prompt_injection_content_action: injectionContentAction }).partial();
 
 export const Instructions = z.strictObject({ role: z.array(str()).default([]), goal: z.array(str()).default([]), general: str().default('') });
 const InstructionsPatch = z.strictObject({ role: z.array(str()), goal: z.array(str()), general: str() }).partial();

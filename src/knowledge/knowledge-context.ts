@@ -18,7 +18,7 @@ export class KnowledgeContext implements ContextContributor {
     if (!ids.length || !query.trim()) return null;
     const hits = await this.knowledge.search(task.organization_id, ids, query, VANILLA_TOP_K, signal);
     if (!hits.length) return null;
-    return { title: 'Knowledge', text: formatPassages(hits) };
+    return { title: 'Knowledge', text: formatPassages(hits), guardOrigin: 'knowledge' };
   }
 }
 

@@ -101,6 +101,37 @@ export class LlmService {
     const providerOptions = PROVIDER_ADAPTERS[provider].callOptions?.({ reasoningEffort, customBase: baseUrl !== undefined });
     return { model, provider, modelName, credentialSource: credential.source, customBase: baseUrl !== undefined, providerOptions };
   }
+
+  /**
+   * The OpenAI endpoint for an agent's OpenAI-only calls (openai_moderation_enabled): an agent on `openai` uses its
+   * own endpoint (llm_api_base or OpenAI's) and credential, resolved exactly as for its LLM calls; an agent on
+   * another provider uses OpenAI's own endpoint with the server's OPENAI_API_KEY. null when there is no key.
+   */
+  async openaiEndpoint(agent: LlmAgentFields, signal?: AbortSignal): Promise<OpenAIEndpoint | null> {
+    const { provider } = this.identify(agent);
+    const official = PROVIDER_ADAPTERS.openai.officialBases(this.deps.env)[0]!;
+    const retrying = (transport: typeof globalThis.fetch): typeof globalThis.fetch => {
+      const onRetry = signal ? this.retryListeners.get(signal) : undefined;
+      return createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, onRetry);
+    };
+    if (provider === 'openai') {
+      const baseUrl = typeof agent.llm_api_base === 'string' && agent.llm_api_base.trim() ? agent.llm_api_base.trim() : undefined;
+      const credential = await this.deps.credentials.resolve('openai', agent, baseUrl);
+      const transport = baseUrl ? this.deps.egressFetch : this.deps.publicFetch;
+      return { baseUrl: baseUrl ?? official, apiKey: credential.apiKey, headers: stringHeaders(agent.llm_extra_headers), fetch: retrying(transport) };
+    }
+    const key = PROVIDER_ADAPTERS.openai.envKeys.map((k) => this.deps.env[k]).find((v) => v);
+    return key ? { baseUrl: official, apiKey: key, headers: {}, fetch: retrying(this.deps.publicFetch) } : null;
+  }
+}
+
+/** Where an agent's OpenAI-only calls (the moderation endpoint) go, with what key, over which transport. */
+export interface OpenAIEndpoint {
+  baseUrl: string;
+  apiKey: string;
+  headers: Record<string, string>;
+  /** The transport the LLM calls to the same endpoint use: egress-checked for a custom base, with the same retries. */
+  fetch: typeof globalThis.fetch;
 }
 
 function stringHeaders(raw: unknown): Record<string, string> {

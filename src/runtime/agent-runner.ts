@@ -6,6 +6,9 @@ import { ProviderConfigError } from '../llm/llm-providers.js';
 import type { LlmService } from '../llm/llm.service.js';
 import type { RunContextAgent, ToolCallContext } from '../tools/tool-kinds.js';
 import type { ContextContributorRegistry } from './context-contributors.js';
+import { GuardrailRefusal } from '../guardrails/guardrail.types.js';
+import type { GuardrailService } from '../guardrails/guardrails.service.js';
+import { guardPrompt } from './guarded-prompt.js';
 import { boundHistory, historyToModelMessages, nextRunNumber } from './history.js';
 import { JsonSchemaValidator } from './json-output.js';
 import type { SchemaChecker } from '../lib/schema-checker.js';
@@ -24,6 +27,8 @@ export interface AgentRunnerDeps {
   log: Logger;
   /** Checks output_schema and tool arguments off the main thread. */
   schemaChecker: SchemaChecker;
+  /** The agno_settings guardrails: PII, prompt injection, moderation. */
+  guardrails: GuardrailService;
 }
 
 /**
@@ -77,19 +82,23 @@ export class AgentRunner implements TaskRunner {
 
       const output = outputSpec(task, agent);
       const limits = runLimits(agent);
+      const guard = this.deps.guardrails.forRun({ agent, signal: req.signal, report: (e) => req.emit('guardrail', e) });
+      const prompt = await guardPrompt(guard, {
+        task,
+        sections,
+        history: historyToModelMessages(boundHistory(req.history, limits.numHistoryRuns)),
+        injectAttachments: !extras.disableAttachmentInjection,
+      });
       const system = buildSystemPrompt({
         agent,
-        task,
+        task: prompt.task,
         instructionsOverride: extras.instructionsOverride,
         expectedOutput: extras.expectedOutput,
         output,
-        sections,
+        sections: prompt.sections,
         now: now(),
       });
-      const messages: ModelMessage[] = [
-        ...historyToModelMessages(boundHistory(req.history, limits.numHistoryRuns)),
-        { role: 'user', content: buildUserMessage(task.input, !extras.disableAttachmentInjection) },
-      ];
+      const messages: ModelMessage[] = [...prompt.history, { role: 'user', content: prompt.userMessage }];
 
       this.deps.llm.reportRetries(req.signal, (r) =>
         this.deps.log.warn({ task_id: task.id, provider, status: r.status, attempt: r.attempt, delay_ms: r.delayMs }, 'LLM call retried'),
@@ -111,13 +120,14 @@ export class AgentRunner implements TaskRunner {
           run: runNumber,
           now,
           validator: new JsonSchemaValidator(this.deps.schemaChecker, task.organization_id),
+          guard,
         },
         state,
       );
       return outcome(r.status, r.result);
     } catch (e) {
       if (req.signal.aborted) throw new RunAbortedError(state.tokens, state.thread, req.signal.reason);
-      if (e instanceof MissingCredentialsError || e instanceof ProviderConfigError || e instanceof LlmCallError || e instanceof ToolBuildError) {
+      if (e instanceof MissingCredentialsError || e instanceof ProviderConfigError || e instanceof LlmCallError || e instanceof ToolBuildError || e instanceof GuardrailRefusal) {
         return outcome('error', e.message);
       }
       throw e;

@@ -12,6 +12,8 @@ export interface ContextSection {
   /** Heading of the section in the system prompt, e.g. "Knowledge" or "Skills". */
   title: string;
   text: string;
+  /** Set by contributors of content from outside the agent's configuration (knowledge passages): the guards screen it. */
+  guardOrigin?: 'knowledge';
 }
 
 export interface ContextContributorInput {

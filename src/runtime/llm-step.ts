@@ -49,6 +49,8 @@ export interface LlmStepInput {
   iteration: number;
   req: Pick<RunRequest, 'emit' | 'signal'>;
   now: () => number;
+  /** Turns the model's deltas into what the `chunk` events carry (PII placeholders restored); null: as they are. */
+  restorer?: { push(delta: string): string; end(): string } | null;
 }
 
 /** Chunks are coalesced so a long answer is tens of events, not thousands. */
@@ -95,7 +97,7 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
     });
     for await (const delta of step.textDeltas()) {
       text += delta;
-      pending += delta;
+      pending += input.restorer ? input.restorer.push(delta) : delta;
       if (now() - lastFlush >= CHUNK_FLUSH_MS) await flush();
       if (emitFailure) break;
     }
@@ -105,6 +107,7 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
     failure = e;
   }
   req.signal.throwIfAborted();
+  if (input.restorer) pending += input.restorer.end();
   await flush();
   if (emitFailure) throw emitFailure;
 

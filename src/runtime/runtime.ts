@@ -8,6 +8,7 @@ import type { RetryPolicy } from '../llm/retrying-fetch.js';
 import { createEgressPolicy, createSafeFetch } from '../net/safe-fetch.js';
 import type { TaskSubmitter } from '../tasks/task.types.js';
 import { AgentRunner } from './agent-runner.js';
+import { GuardrailService } from '../guardrails/guardrails.service.js';
 import { ContextContributorRegistry } from './context-contributors.js';
 import type { TaskRunner } from './task-runner.js';
 import { AgentToolProvider, type SubAgentInfo } from './tools/agent.tools.js';
@@ -78,6 +79,11 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     }),
   );
   const context = new ContextContributorRegistry(deps.log);
-  const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker });
+  const guardrails = new GuardrailService({
+    piiDefaultRegion: deps.config.guardrails.piiDefaultRegion,
+    moderationModel: deps.config.guardrails.moderationModel,
+    openaiEndpoint: (agent, signal) => llm.openaiEndpoint(agent, signal),
+  });
+  const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker, guardrails });
   return { runner, tools, context, llm };
 }

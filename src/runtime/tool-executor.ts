@@ -1,3 +1,4 @@
+import type { RunGuard } from '../guardrails/run-guard.js';
 import type { RuntimeTool, ToolCallContext } from '../tools/tool-kinds.js';
 import type { JsonSchemaValidator } from './json-output.js';
 import type { LlmToolCall } from './llm-step.js';
@@ -12,8 +13,10 @@ import type { RunRequest } from './task-runner.js';
 
 export interface ToolCallOutcome {
   call: LlmToolCall;
-  /** What the model gets back. */
+  /** The result as the tool gave it (the thread keeps it). */
   content: string;
+  /** What the model gets back: `content` after the run's guards (PII masked, injection notice). */
+  modelContent: string;
   isError: boolean;
 }
 
@@ -23,6 +26,8 @@ export interface ToolExecutorDeps {
   ctx: ToolCallContext;
   req: Pick<RunRequest, 'emit' | 'signal' | 'requestApproval'>;
   validator: JsonSchemaValidator;
+  /** Restores PII placeholders in the arguments before the tool runs; screens the result before the model sees it. */
+  guard: RunGuard;
   now: () => number;
 }
 
@@ -60,7 +65,8 @@ export class ToolExecutor {
   async execute(call: LlmToolCall, refusal?: string): Promise<ToolCallOutcome> {
     const { req, now } = this.deps;
     const tool = this.byName.get(call.toolName);
-    const payload = call.input;
+    // The model saw placeholders, never the values: the tool gets the real ones (docs/guardrails.md).
+    const payload = this.deps.guard.restoreDeep(call.input);
     // Awaited, and before the call: `emit` resolves only once the task is committed (a run may start beside its
     // submission's commit, see src/tasks/local-slots.ts), so no tool acts for a task that might not exist.
     await req.emit('tool_call_request', {
@@ -72,7 +78,7 @@ export class ToolExecutor {
     const started = now();
     let result: unknown;
     let isError = false;
-    const problem = refusal ?? (await this.check(call, tool));
+    const problem = refusal ?? (await this.check(call, payload, tool));
     if (problem) {
       result = problem;
       isError = true;
@@ -97,17 +103,19 @@ export class ToolExecutor {
       duration_ms: now() - started,
       is_error: isError,
     });
-    const content = cut(render(result), MAX_TOOL_RESULT_CHARS);
-    return { call, content: isError ? `Error: ${content}` : content, isError };
+    const text = cut(render(result), MAX_TOOL_RESULT_CHARS);
+    const content = isError ? `Error: ${text}` : text;
+    const modelContent = await this.deps.guard.screen(content, { origin: 'tool', name: call.toolName });
+    return { call, content, modelContent, isError };
   }
 
   /** Why the call cannot run as asked, phrased for the model; undefined when it can. */
-  private async check(call: LlmToolCall, tool: RuntimeTool | undefined): Promise<string | undefined> {
+  private async check(call: LlmToolCall, payload: unknown, tool: RuntimeTool | undefined): Promise<string | undefined> {
     if (!tool) return `There is no tool named "${call.toolName}". Available tools: ${[...this.byName.keys()].join(', ') || 'none'}.`;
-    if (call.invalid || !call.input || typeof call.input !== 'object' || Array.isArray(call.input)) {
+    if (call.invalid || !payload || typeof payload !== 'object' || Array.isArray(payload)) {
       return `The arguments of "${call.toolName}" must be a JSON object matching its input schema.`;
     }
-    const problems = await this.deps.validator.validate(tool.inputSchema, call.input);
+    const problems = await this.deps.validator.validate(tool.inputSchema, payload);
     if (problems.length) return `Invalid arguments for "${call.toolName}": ${problems.join('; ')}.`;
     return undefined;
   }

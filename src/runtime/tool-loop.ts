@@ -9,6 +9,7 @@ import type { OutputSpec } from './prompt.js';
 import { JSON_REPAIR_ATTEMPTS, type RunLimits } from './run-settings.js';
 import type { RunRequest, ThreadMessage } from './task-runner.js';
 import { ToolExecutor } from './tool-executor.js';
+import type { RunGuard } from '../guardrails/run-guard.js';
 
 /**
  * The agent loop: call the model; run the tools it asks for; give it the results; until it answers. Bounded by
@@ -33,6 +34,12 @@ export interface ToolLoopInput {
   run: number;
   now: () => number;
   validator: JsonSchemaValidator;
+  /**
+   * The run's guardrails: tool results are screened before the model sees them; what the model writes (tool-call
+   * arguments, its answer, the streamed chunks) has the PII placeholders restored before it leaves the run. The
+   * conversation sent to the model keeps the placeholders; the thread and the result carry the real values.
+   */
+  guard: RunGuard;
 }
 
 export interface ToolLoopResult {
@@ -67,8 +74,10 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     ctx: input.toolCtx,
     req,
     validator: input.validator,
+    guard: input.guard,
     now,
   });
+  const guard = input.guard;
   const stamp = () => isoTime(now());
   let toolCallsUsed = 0;
   let repairs = 0;
@@ -90,6 +99,7 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       iteration,
       req,
       now,
+      restorer: guard.streamRestorer(),
     });
     state.tokens = addTokens(state.tokens, step.tokens);
 
@@ -99,8 +109,8 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       messages.push(...step.responseMessages.filter((m) => m.role !== 'tool'));
       thread.push({
         role: 'assistant',
-        content: step.text,
-        tool_calls: step.toolCalls.map((c) => ({ id: c.toolCallId, name: c.toolName, arguments: asObject(c.input) })),
+        content: guard.restore(step.text),
+        tool_calls: step.toolCalls.map((c) => ({ id: c.toolCallId, name: c.toolName, arguments: asObject(guard.restoreDeep(c.input)) })),
         created_at: stamp(),
         run: input.run,
       });
@@ -118,13 +128,13 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
           type: 'tool-result' as const,
           toolCallId: r.call.toolCallId,
           toolName: r.call.toolName,
-          output: r.isError ? { type: 'error-text' as const, value: r.content } : { type: 'text' as const, value: r.content },
+          output: r.isError ? { type: 'error-text' as const, value: r.modelContent } : { type: 'text' as const, value: r.modelContent },
         })),
       });
       continue;
     }
 
-    const answer = step.text.trim();
+    const answer = guard.restore(step.text).trim();
     if (!answer) {
       const why = step.toolCalls.length > 0 ? 'it kept asking for tools after the limits were reached' : 'the model returned an empty answer';
       return { status: 'failed', result: `The agent produced no answer: ${why}.` };
@@ -150,10 +160,11 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     }
     repairs++;
     // The answer as plain text: tool calls the model may have added despite tool_choice none have no results.
-    messages.push({ role: 'assistant', content: step.text }, {
-      role: 'user',
-      content: `Your answer cannot be accepted: ${problems.join('; ')}. Reply again with only the corrected JSON value.`,
+    // The problems were found in the restored answer and may quote a real value: screened like everything else.
+    const correction = await guard.screen(`Your answer cannot be accepted: ${problems.join('; ')}. Reply again with only the corrected JSON value.`, {
+      origin: 'feedback',
     });
+    messages.push({ role: 'assistant', content: step.text }, { role: 'user', content: correction });
   }
 }
 

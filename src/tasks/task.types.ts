@@ -116,6 +116,8 @@ export const EVENT_TYPES = [
   'sub_agent_trigger',
   'llm_call',
   'auth_event',
+  // agno_settings guardrails (src/guardrails/): masked, warned, refused or passed; kinds and rules, never values
+  'guardrail',
 ] as const;
 export type TaskEventType = (typeof EVENT_TYPES)[number];
 

@@ -96,12 +96,14 @@ describe('trace model', () => {
     m.add({ type: 'sub_agent_trigger', time: at(10), data: { agent_id: 'a2', task_id: 'child-1', input: 'sub question' } });
     m.add({ type: 'auth_event', time: at(20), data: { status: 'authorization_required', server: 'github' } });
     m.add({ type: 'something_new', time: at(30), data: { x: 1 } });
+    m.add({ type: 'guardrail', time: at(40), data: { guard: 'pii', action: 'masked', origin: 'tool', name: 'lookup', kinds: { EMAIL: 1 } } });
     expect(m.entries.map((e) => [e.kind, e.title])).toEqual([
       ['lifecycle', 'Status: executing'],
       ['lifecycle', 'Status: pending'],
       ['sub_agent', 'Sub-agent triggered'],
       ['auth', 'Authorization · authorization_required · github'],
       ['other', 'something_new'],
+      ['other', 'Guardrail · pii masked · tool lookup'],
     ]);
     expect(m.entries[1].error).toBe('worker lost its lease');
     expect(m.entries[2]).toMatchObject({ taskId: 'child-1', agentId: 'a2', payload: 'sub question' });

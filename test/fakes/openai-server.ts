@@ -11,11 +11,16 @@
  *   llm.requests[0].body.messages;   // what reached the model (also .system, .tools, .lastUserText, .headers)
  *   await llm.close();
  *
+ * Moderation (POST /v1/moderations, what openai_moderation_enabled calls): every call is recorded in
+ * `llm.moderations` (body, headers) and answered per input by `llm.moderate(fn)`: `fn(text)` returns the categories to
+ * flag (`[]` for a clean input); by default nothing is flagged. `llm.moderate(() => ({ status: 500 }))` fails calls.
+ *
  * Replies are consumed one per request, in order; with the queue empty and no handler the server answers 500
  * "no scripted reply", so a test that makes an unexpected call fails visibly. Usage defaults to 10 + 5 tokens.
  * Streamed answers send usage only when the request asks for it (stream_options.include_usage), as OpenAI does.
  */
 import {
+  type SideRoute,
   argumentsText,
   chunksOf,
   DEFAULT_USAGE,
@@ -93,6 +98,42 @@ const openai: Protocol = {
   },
 };
 
-export function startOpenAIServer(): Promise<ScriptedLlmServer> {
-  return startScriptedServer(openai, 'openai');
+/** The categories omni-moderation reports, all present in every result as OpenAI does. */
+export const MODERATION_CATEGORIES = [
+  'harassment', 'harassment/threatening', 'hate', 'hate/threatening', 'illicit', 'illicit/violent', 'self-harm',
+  'self-harm/intent', 'self-harm/instructions', 'sexual', 'sexual/minors', 'violence', 'violence/graphic',
+];
+
+export type ModerationScript = (text: string) => string[] | { status: number };
+
+export interface OpenAIServer extends ScriptedLlmServer {
+  moderations: { body: any; headers: Record<string, string | string[] | undefined> }[];
+  /** How moderation answers each input; null restores the default (nothing flagged). */
+  moderate(script: ModerationScript | null): void;
+}
+
+export async function startOpenAIServer(): Promise<OpenAIServer> {
+  const moderations: OpenAIServer['moderations'] = [];
+  let script: ModerationScript = () => [];
+  const moderation: SideRoute = {
+    matches: (method, path) => method === 'POST' && /\/moderations$/.test(path),
+    answer(body, headers) {
+      moderations.push({ body, headers });
+      const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
+      const results = [];
+      for (const input of inputs) {
+        const verdict = script(typeof input === 'string' ? input : JSON.stringify(input));
+        if (!Array.isArray(verdict)) return { status: verdict.status, body: openai.errorBody(verdict.status, 'scripted moderation failure') };
+        const categories = Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, verdict.includes(c)]));
+        const scores = Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, verdict.includes(c) ? 0.97 : 0.001]));
+        results.push({ flagged: verdict.length > 0, categories, category_scores: scores });
+      }
+      return { status: 200, body: { id: `modr-${moderations.length}`, model: body.model, results } };
+    },
+  };
+  const server = await startScriptedServer(openai, 'openai', [moderation]);
+  return Object.assign(server, {
+    moderations,
+    moderate: (s: ModerationScript | null) => void (script = s ?? (() => [])),
+  });
 }

@@ -67,6 +67,15 @@ export interface Protocol {
   stream(reply: ScriptedReply, body: any, ids: () => string, write: (event: string | null, data: unknown) => void): void;
 }
 
+/**
+ * A route beside the protocol's completions (e.g. OpenAI's /v1/moderations): matched on method and path, answered
+ * with a JSON status and body; not recorded in `requests`, which holds the LLM calls only.
+ */
+export interface SideRoute {
+  matches(method: string, path: string): boolean;
+  answer(body: any, headers: Record<string, string | string[] | undefined>): { status: number; body: unknown } | Promise<{ status: number; body: unknown }>;
+}
+
 export const DEFAULT_USAGE = { prompt_tokens: 10, completion_tokens: 5 };
 
 /** Splits text the way a model streams it: several small deltas. */
@@ -86,7 +95,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
-export async function startScriptedServer(protocol: Protocol, label: string): Promise<ScriptedLlmServer> {
+export async function startScriptedServer(protocol: Protocol, label: string, sideRoutes: SideRoute[] = []): Promise<ScriptedLlmServer> {
   const queue: ScriptedReply[] = [];
   let handler: ReplyHandler | undefined;
   const requests: RecordedRequest[] = [];
@@ -96,6 +105,19 @@ export async function startScriptedServer(protocol: Protocol, label: string): Pr
 
   const answer = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const side = sideRoutes.find((r) => r.matches(req.method ?? 'GET', url.pathname));
+    if (side) {
+      let sideBody: any;
+      try {
+        sideBody = JSON.parse(await readBody(req));
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(protocol.errorBody(400, 'body is not JSON')));
+        return;
+      }
+      const out = await side.answer(sideBody, req.headers);
+      res.writeHead(out.status, { 'content-type': 'application/json' }).end(JSON.stringify(out.body));
+      return;
+    }
     if (!protocol.matches(req.method ?? 'GET', url.pathname)) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify(protocol.errorBody(404, `${label} fake: no route ${req.method} ${url.pathname}`)));
       return;

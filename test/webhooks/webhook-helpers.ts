@@ -1,12 +1,12 @@
 import type { RunningServer } from '../../src/server.js';
-import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import { startOpenAIServer, type OpenAIServer } from '../fakes/openai-server.js';
 import { createTestEnv, startTestServer, type DbKind, type TestEnv } from '../support/harness.js';
 
 /** A real server (api, webhooks, worker) on ephemeral ports, a scripted LLM, and two organizations' keys. */
 export interface WebhookWorld {
   env: TestEnv;
   server: RunningServer;
-  llm: ScriptedLlmServer;
+  llm: OpenAIServer;
   api: string;
   hooks: string;
   keyA: string;

@@ -40,6 +40,8 @@ export class TraceModel {
         return this.push({ kind: 'sub_agent', time, title: 'Sub-agent triggered', agentId: data.agent_id ?? null, taskId: data.task_id ?? null, payload: data.input, data });
       case 'auth_event':
         return this.push({ kind: 'auth', time, title: authTitle(data), data });
+      case 'guardrail':
+        return this.push({ kind: 'other', time, title: guardrailTitle(data), data });
       default:
         return this.push({ kind: 'other', time, title: String(event.type), data });
     }
@@ -128,6 +130,12 @@ export class TraceModel {
   offset(time) {
     return this.startTime === null || !Number.isFinite(time) ? null : time - this.startTime;
   }
+}
+
+/** agno_settings guardrails (docs/guardrails.md): "Guardrail · pii masked · tool lookup". */
+function guardrailTitle(data) {
+  const where = [data.origin, data.name].filter(Boolean).join(' ');
+  return ['Guardrail', [data.guard, data.action].filter(Boolean).join(' '), where || null].filter(Boolean).join(' · ');
 }
 
 function authTitle(data) {

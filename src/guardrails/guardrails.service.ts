@@ -1,0 +1,20 @@
+import { GUARD_KINDS, type GuardDeps, type GuardRun } from './guard-registry.js';
+import { guardrailSettings } from './guardrail-settings.js';
+import type { GuardEvent, GuardName } from './guardrail.types.js';
+import { NO_GUARD, RunGuard } from './run-guard.js';
+
+/**
+ * Builds the guards of a run from the agent's agno_settings. Events go to the task's trace as `guardrail` events;
+ * they name kinds, rules and categories, never the values found.
+ */
+export class GuardrailService {
+  constructor(private readonly deps: GuardDeps) {}
+
+  forRun(run: GuardRun & { report(event: GuardEvent): Promise<void> }): RunGuard {
+    const settings = guardrailSettings(run.agent);
+    const guards = (Object.keys(GUARD_KINDS) as GuardName[])
+      .filter((k) => GUARD_KINDS[k].enabled(settings))
+      .map((k) => GUARD_KINDS[k].create(settings, this.deps, run));
+    return guards.length === 0 ? NO_GUARD : new RunGuard(guards, { signal: run.signal, report: run.report });
+  }
+}

@@ -1,0 +1,45 @@
+import { GuardrailRefusal, pieceLabel, type ContentPiece, type Guard, type GuardContext } from '../guardrail.types.js';
+import { PiiVault } from './pii-vault.js';
+
+/**
+ * agno_settings.pii_detection_enabled. With pii_detection_mask true every detection is replaced by a typed
+ * placeholder before the text reaches the model, and the placeholders the model writes are put back where the real
+ * value is needed (tool-call arguments, the task's result). With pii_detection_mask false the first piece that
+ * holds personal data refuses the task; the error names the kinds found and where, never the values.
+ */
+export class PiiGuard implements Guard {
+  readonly name = 'pii' as const;
+  private readonly vault: PiiVault;
+
+  constructor(
+    private readonly mask: boolean,
+    defaultRegion: string,
+  ) {
+    this.vault = new PiiVault({ defaultRegion });
+  }
+
+  async screen(text: string, piece: ContentPiece, ctx: GuardContext): Promise<string> {
+    if (!this.mask) {
+      const found = this.vault.detect(text);
+      if (found.length === 0) return text;
+      const kinds = [...new Set(found.map((m) => m.kind))];
+      await ctx.report({ guard: 'pii', action: 'refused', origin: piece.origin, name: piece.name, kinds });
+      throw new GuardrailRefusal(
+        'pii',
+        `Personal data (${kinds.join(', ')}) was found in ${pieceLabel(piece)} and the agent's agno_settings.pii_detection_mask is false, ` +
+          'so the task was refused before anything reached the LLM. Remove the personal data, or set pii_detection_mask to true to mask it.',
+      );
+    }
+    const masked = this.vault.mask(text);
+    if (masked.text !== text) await ctx.report({ guard: 'pii', action: 'masked', origin: piece.origin, name: piece.name, kinds: masked.kinds });
+    return masked.text;
+  }
+
+  restore(text: string): string {
+    return this.vault.restore(text);
+  }
+
+  restoreDeep(value: unknown): unknown {
+    return this.vault.restoreDeep(value);
+  }
+}
