@@ -15,7 +15,7 @@ export function xpanderKnowledgeRoutes(router: Router, c: Container): void {
   router.route({ method: 'GET', url: '/knowledge_bases', summary: 'All knowledge bases (xpander SDK)', tags, auth: true }, ({ principal }) =>
     all((page) => kb.list(principal.organizationId, page, PAGE)).then((items) => items.map(presentXpanderKb)),
   );
-  router.route({ method: 'POST', url: '/knowledge_bases/create', summary: 'Create a knowledge base (xpander SDK)', tags, body: KbCreateBody, auth: true }, async ({ principal, body }) =>
+  router.route({ method: 'POST', url: '/knowledge_bases/create', summary: 'Create a knowledge base (xpander SDK)', tags, body: KbCreateBody, status: 201, auth: true }, async ({ principal, body }) =>
     presentXpanderKb(await kb.create(principal.organizationId, { name: body.name, description: body.description ?? null })),
   );
   router.route({ method: 'GET', url: '/knowledge_bases/:kb_id/details', summary: 'A knowledge base (xpander SDK)', tags, params: KbIdParams, auth: true }, async ({ principal, params }) =>
