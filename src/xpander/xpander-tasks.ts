@@ -71,6 +71,14 @@ export class XpanderTasks {
     return presentXpanderTask(current);
   }
 
+  /** The trace so far in the SDK's types. */
+  async events(organizationId: string, taskId: string): Promise<Record<string, unknown>[]> {
+    return (await this.tasks.events(organizationId, taskId)).flatMap((e) => {
+      const out = presentXpanderEvent(e);
+      return out ? [out] : [];
+    });
+  }
+
   /** The task's events in the SDK's types (its `TaskUpdateEvent`); events it has no type for are skipped. */
   async *follow(organizationId: string, taskId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<Record<string, unknown> & { seq: number }> {
     for await (const e of this.tasks.follow(organizationId, taskId, afterSeq, signal)) {

@@ -168,8 +168,9 @@ describe.each(TEST_DBS)('xpander SDK and CLI compatibility (%s)', (kind) => {
     expect(status.json()).toMatchObject({ status: 'completed', result: 'Sunny, 21.5 degrees.', source: 'sdk' });
     expect(up.received('GET', '/weather/Paris')[0].headers['x-api-key']).toBe('wk');
 
-    // Task.aevents(): GET {base}/{organization_id}/agent-execution/{task_id}/events with x-api-key.
-    const stream = await t.app.inject({ method: 'GET', url: `/${t.orgA}/agent-execution/${taskId}/events`, headers: { 'x-api-key': t.keyA } });
+    // Task.aevents(): httpx-sse's GET {base}/{organization_id}/agent-execution/{task_id}/events with x-api-key.
+    const sse = { 'x-api-key': t.keyA, accept: 'text/event-stream', 'cache-control': 'no-store' };
+    const stream = await t.app.inject({ method: 'GET', url: `/${t.orgA}/agent-execution/${taskId}/events`, headers: sse });
     expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
     const events = sseData(stream.body) as { type: string; data: Record<string, unknown> }[];
     for (const e of events) valid(TaskUpdateEventSchema, e);
@@ -177,7 +178,10 @@ describe.each(TEST_DBS)('xpander SDK and CLI compatibility (%s)', (kind) => {
     expect(types).toEqual(expect.arrayContaining(['task_created', 'tool_call_request', 'tool_call_result', 'task_finished']));
     expect(types).not.toContain('llm_call');
     expect(events.find((e) => e.type === 'tool_call_result')!.data).toMatchObject({ operation_id: 'getWeather', tool_name: 'getWeather', is_error: false });
-    expect((await t.app.inject({ method: 'GET', url: `/${orgB}/agent-execution/${taskId}/events`, headers: { 'x-api-key': t.keyA } })).json()).toEqual({ detail: 'Task not found' });
+    expect((await t.app.inject({ method: 'GET', url: `/${orgB}/agent-execution/${taskId}/events`, headers: sse })).json()).toEqual({ detail: 'Task not found' });
+    // Without the SSE Accept header: the same events as one JSON array.
+    const trace = (await sdk('GET', `/${t.orgA}/agent-execution/${taskId}/events`)).json();
+    expect(trace).toEqual(events);
 
     // Tasks.alist(agent_id, filters) and Tasks.alist_user_tasks(user_id, filters).
     const history = await sdk('GET', `/agent-execution/executions/history/${agentId}?status=completed`);
@@ -197,7 +201,7 @@ describe.each(TEST_DBS)('xpander SDK and CLI compatibility (%s)', (kind) => {
     expect(saved.statusCode, saved.body).toBe(200);
     valid(TaskSchema, saved.json());
     // Setting a result the worker did not produce is refused, not dropped.
-    const rewrite = await sdk('PATCH', `/agent-execution/${taskId}/update`, { ...status.json(), result: 'edited' });
+    const rewrite = await sdk('PATCH', `/agent-execution/${taskId}/update`, { ...(status.json() as object), result: 'edited' });
     expect(rewrite.statusCode).toBe(501);
     expect(rewrite.json().detail).toMatch(/result/);
     expect((await sdk('GET', `/agent-execution/${taskId}/status`)).json().result).toBe('Sunny, 21.5 degrees.');

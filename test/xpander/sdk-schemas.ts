@@ -1,4 +1,4 @@
-import Ajv, { type ValidateFunction } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 
 /**
  * JSON Schemas transcribed from the Pydantic models of xpander's Python SDK (xpander-ai/xpander-sdk, src/xpander_sdk:
@@ -282,8 +282,8 @@ const cache = new Map<object, ValidateFunction>();
 
 /** Validates `value` against a schema above; returns Ajv's errors as text ('' when valid). */
 export function schemaErrors(schema: object, value: unknown): string {
-  let v = cache.get(schema);
-  if (!v) cache.set(schema, (v = ajv.compile(schema)));
+  const v = cache.get(schema) ?? ajv.compile(schema);
+  cache.set(schema, v);
   return v(value) ? '' : ajv.errorsText(v.errors, { separator: '\n' });
 }
 

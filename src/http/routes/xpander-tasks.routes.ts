@@ -2,7 +2,7 @@ import type { Container } from '../../container.js';
 import { AppError } from '../../errors.js';
 import { AgentIdParams, CreateExecutionBody, HistoryQuery, OrgTaskParams, TaskIdParams, UpdateExecutionBody, UserIdParams } from '../../xpander/xpander.schemas.js';
 import type { Router } from '../router.js';
-import { lastEventId, sendEventStream } from './task-stream.js';
+import { lastEventId, sendEventStream, wantsEventStream } from './task-stream.js';
 import { agentVersion } from './xpander-agents.routes.js';
 
 /** xpander's agent-execution routes (its SDK's Tasks and Task), over the tasks service; docs/xpander-sdk.md. */
@@ -34,9 +34,11 @@ export function xpanderTasksRoutes(router: Router, c: Container): void {
   );
   // The SDK's Task.aevents(): {base}/{organization_id}/agent-execution/{task_id}/events, Server-Sent Events.
   router.route(
-    { method: 'GET', url: '/:organization_id/agent-execution/:task_id/events', summary: "A task's events as the SDK's TaskUpdateEvent, replayed then live (SSE)", tags, params: OrgTaskParams, auth: true },
+    { method: 'GET', url: '/:organization_id/agent-execution/:task_id/events', summary: "A task's events as the SDK's TaskUpdateEvent: SSE (replay, then live) with Accept: text/event-stream, else a JSON array", tags, params: OrgTaskParams, auth: true },
     async ({ principal, params, request, reply }) => {
       if (params.organization_id !== principal.organizationId) throw AppError.notFound('Task');
+      // httpx-sse (the SDK's client) asks for text/event-stream; without it the trace so far is a JSON array, as on /v1.
+      if (!wantsEventStream(request)) return x.events(principal.organizationId, params.task_id);
       await c.tasks.assertExists(principal.organizationId, params.task_id);
       return sendEventStream(request, reply, (signal) => x.follow(principal.organizationId, params.task_id, lastEventId(request), signal));
     },
