@@ -59,14 +59,14 @@ export class XpanderTasks {
   /**
    * PATCH /agent-execution/{task_id}/update. Agentry's worker owns a task's status, result and tokens, so the one
    * change a client may ask is `stopped`; a save that changes nothing (the SDK re-sends the task it loaded) answers
-   * the task. Any other change is refused with 501 rather than acknowledged and dropped.
+   * the task. Any other change conflicts with the worker's ownership: 409, rather than acknowledged and dropped.
    */
   async update(organizationId: string, taskId: string, b: UpdateExecutionBody): Promise<XTask> {
     const current = await this.tasks.get(organizationId, taskId);
     if (b.status === 'stopped' && current.status !== 'stopped') return this.stop(organizationId, taskId);
     const changed = changedFields(current, b);
     if (changed.length) {
-      throw new AppError('not_implemented', `Agentry's workers run tasks and own their ${changed.join(', ')}: a client can only stop a task (status "stopped")`);
+      throw new AppError('conflict', `Agentry's workers run tasks and own their ${changed.join(', ')}: a client can only stop a task (status "stopped")`);
     }
     return presentXpanderTask(current);
   }

@@ -202,7 +202,7 @@ describe.each(TEST_DBS)('xpander SDK and CLI compatibility (%s)', (kind) => {
     valid(TaskSchema, saved.json());
     // Setting a result the worker did not produce is refused, not dropped.
     const rewrite = await sdk('PATCH', `/agent-execution/${taskId}/update`, { ...(status.json() as object), result: 'edited' });
-    expect(rewrite.statusCode).toBe(501);
+    expect(rewrite.statusCode).toBe(409);
     expect(rewrite.json().detail).toMatch(/result/);
     expect((await sdk('GET', `/agent-execution/${taskId}/status`)).json().result).toBe('Sunny, 21.5 degrees.');
   });

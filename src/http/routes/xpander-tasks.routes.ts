@@ -29,7 +29,7 @@ export function xpanderTasksRoutes(router: Router, c: Container): void {
     x.stop(principal.organizationId, params.task_id),
   );
   router.route(
-    { method: 'PATCH', url: '/agent-execution/:task_id/update', summary: 'Save a task: only stopping it changes anything; other changes answer 501 (xpander SDK)', tags, params: TaskIdParams, body: UpdateExecutionBody, auth: true },
+    { method: 'PATCH', url: '/agent-execution/:task_id/update', summary: 'Save a task: only stopping it changes anything; other changes answer 409 (xpander SDK)', tags, params: TaskIdParams, body: UpdateExecutionBody, auth: true },
     ({ principal, params, body }) => x.update(principal.organizationId, params.task_id, body),
   );
   // The SDK's Task.aevents(): {base}/{organization_id}/agent-execution/{task_id}/events, Server-Sent Events.

@@ -36,24 +36,24 @@ export function xpanderUnsupportedRoutes(router: Router, c: Container): void {
   };
 
   for (const [method, url, what, instead] of AGENT_ROUTES) {
-    router.route({ method, url, summary: `Not supported (501): ${what}`, tags, params: AgentIdParams, body: method === 'GET' ? undefined : AnyBody, auth: true }, async ({ principal, params }) => {
+    router.route({ method, url, summary: `Not supported (501): ${what}`, tags, status: 501, params: AgentIdParams, body: method === 'GET' ? undefined : AnyBody, auth: true }, async ({ principal, params }) => {
       await agentExists(principal.organizationId, params.agent_id);
       throw refuse(what, instead);
     });
   }
 
-  router.route({ method: 'POST', url: '/agent-execution/:task_id/events/push', summary: 'Not supported (501): pushing events from a client', tags, params: TaskIdParams, body: AnyBody, auth: true }, async ({ principal, params }) => {
+  router.route({ method: 'POST', url: '/agent-execution/:task_id/events/push', summary: 'Not supported (501): pushing events from a client', tags, status: 501, params: TaskIdParams, body: AnyBody, auth: true }, async ({ principal, params }) => {
     await c.tasks.assertExists(principal.organizationId, params.task_id);
     throw refuse('Pushing task events from a client', "the trace holds the events of Agentry's own runs");
   });
 
-  router.route({ method: 'GET', url: '/activity/:agent_id/:task_id', summary: 'Not supported (501): the activity log', tags, params: AgentTaskParams, auth: true }, async ({ principal, params }) => {
+  router.route({ method: 'GET', url: '/activity/:agent_id/:task_id', summary: 'Not supported (501): the activity log', tags, status: 501, params: AgentTaskParams, auth: true }, async ({ principal, params }) => {
     const task = await c.tasks.get(principal.organizationId, params.task_id);
     if (task.agent_id !== params.agent_id) throw AppError.notFound('Task');
     throw refuse("xpander's activity log", 'read GET /v1/tasks/{id}/thread and /v1/tasks/{id}/events');
   });
 
-  router.route({ method: 'POST', url: '/mcp_auth/:agent_id/:user_id/get_token', summary: 'Not supported (501): MCP OAuth token broker', tags, params: AgentUserParams, body: AnyBody, auth: true }, async ({ principal, params }) => {
+  router.route({ method: 'POST', url: '/mcp_auth/:agent_id/:user_id/get_token', summary: 'Not supported (501): MCP OAuth token broker', tags, status: 501, params: AgentUserParams, body: AnyBody, auth: true }, async ({ principal, params }) => {
     await agentExists(principal.organizationId, params.agent_id);
     throw refuse('The MCP OAuth token broker', 'store a user token with PUT /v1/mcp_servers/{id}/user_tokens/{user_id} or pass user_tokens on the task');
   });
@@ -61,7 +61,7 @@ export function xpanderUnsupportedRoutes(router: Router, c: Container): void {
   // The CLI's graph editing under /{organization_id}/agents/{agent_id}/...
   for (const [method, suffix] of [['POST', 'tools'], ['POST', 'graph/nodes'], ['POST', 'graph/edges'], ['GET', 'graph'], ['POST', 'sync']] as const) {
     router.route(
-      { method, url: `/:organization_id/agents/:agent_id/${suffix}`, summary: 'Not supported (501): graph editing', tags, params: OrgAgentParams, body: method === 'GET' ? undefined : AnyBody, auth: true },
+      { method, url: `/:organization_id/agents/:agent_id/${suffix}`, summary: 'Not supported (501): graph editing', tags, status: 501, params: OrgAgentParams, body: method === 'GET' ? undefined : AnyBody, auth: true },
       async ({ principal, params }) => {
         if (params.organization_id !== principal.organizationId) throw AppError.notFound('Agent');
         await agentExists(principal.organizationId, params.agent_id);
