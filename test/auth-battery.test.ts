@@ -230,5 +230,5 @@ describe.each(TEST_DBS)('authorization battery (%s)', (kind) => {
       const res = await t.req('GET', url);
       expect(res.statusCode, `${url} as A`).not.toBe(404);
     }
-  });
+  }, 120_000); // Fresh resources for each of 100+ routes: ~10 s alone, several times that on a loaded machine.
 });

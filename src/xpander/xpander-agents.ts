@@ -1,5 +1,6 @@
 import type { AgentView } from '../agents/agent.presenter.js';
-import { CUSTOM_FUNCTIONS_CONNECTOR_ALIASES } from '../agents/agent.schemas.js';
+import { CUSTOM_FUNCTIONS_CONNECTOR_ALIASES, type CreateAgentInput, type PatchAgentInput } from '../agents/agent.schemas.js';
+import type { Principal } from '../auth/principal.js';
 import type { AgentsService } from '../agents/agents.service.js';
 import type { ConnectorsService } from '../connectors/connectors.service.js';
 import type { InvokeResult, OperationInvoker } from '../connectors/invoke/operation-invoker.js';
@@ -41,9 +42,22 @@ export class XpanderAgents {
 
   /** GET /agents/{id}: the published version (or the one `x-agent-version` names) with its tool definitions. */
   async get(organizationId: string, agentId: string, version?: number): Promise<Record<string, unknown>> {
-    const view = await this.published(organizationId, agentId, version);
-    const ops = await this.operations(organizationId, view);
-    return presentXpanderAgent(view, ops.map((o) => o.tool));
+    return this.present(organizationId, await this.published(organizationId, agentId, version));
+  }
+
+  // ---- the CLI's CRUD: the agents service's use cases, answered as the SDK's agent with its tool definitions
+
+  async create(principal: Principal, input: CreateAgentInput): Promise<Record<string, unknown>> {
+    return this.present(principal.organizationId, await this.agents.create(principal, input));
+  }
+
+  /** Staged as a draft unless the agent's staging is off, exactly as PATCH /v1/agents/{id}. */
+  async update(principal: Principal, agentId: string, patch: PatchAgentInput): Promise<Record<string, unknown>> {
+    return this.present(principal.organizationId, await this.agents.update(principal, agentId, patch, { deploy: false }));
+  }
+
+  async deploy(organizationId: string, agentId: string): Promise<Record<string, unknown>> {
+    return this.present(organizationId, await this.agents.deploy(organizationId, agentId));
   }
 
   /**
@@ -112,6 +126,10 @@ export class XpanderAgents {
       }
     }
     return out;
+  }
+
+  private async present(organizationId: string, view: AgentView): Promise<Record<string, unknown>> {
+    return presentXpanderAgent(view, (await this.operations(organizationId, view)).map((o) => o.tool));
   }
 
   private async published(organizationId: string, agentId: string, version?: number): Promise<AgentView> {

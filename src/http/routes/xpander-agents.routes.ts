@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { Container } from '../../container.js';
 import { InvokeBody } from '../../connectors/connectors.schemas.js';
 import { AppError } from '../../errors.js';
-import { presentXpanderAgent } from '../../xpander/agent.presenter.js';
 import {
   AgentIdParams,
   CrudAgentRef,
@@ -58,16 +57,16 @@ export function xpanderAgentsRoutes(router: Router, c: Container): void {
   router.route({ method: 'POST', url: '/agents-crud/tools/crud/create', summary: 'Create an agent (xpander CLI)', tags, body: CrudCreateBody, status: 201, auth: true }, async ({ principal, body }) => {
     const { organization_id, ...input } = body;
     ownOrganization(principal, organization_id, 'Organization');
-    return presentXpanderAgent(await c.agents.create(principal, input), []);
+    return x.create(principal, input);
   });
   router.route({ method: 'PATCH', url: '/agents-crud/tools/crud/update', summary: 'Update an agent; staged unless staging is off (xpander CLI)', tags, body: CrudUpdateBody, auth: true }, async ({ principal, body }) => {
     const { organization_id, agent_id, ...patch } = body;
     ownOrganization(principal, organization_id, 'Agent');
-    return presentXpanderAgent(await c.agents.update(principal, agent_id, patch, { deploy: false }), []);
+    return x.update(principal, agent_id, patch);
   });
   router.route({ method: 'PUT', url: '/agents-crud/tools/crud/deploy', summary: 'Deploy an agent (xpander CLI)', tags, body: CrudAgentRef, auth: true }, async ({ principal, body }) => {
     ownOrganization(principal, body.organization_id, 'Agent');
-    return presentXpanderAgent(await c.agents.deploy(principal.organizationId, body.agent_id), []);
+    return x.deploy(principal.organizationId, body.agent_id);
   });
   router.route({ method: 'DELETE', url: '/agents-crud/tools/crud/delete', summary: 'Delete an agent (xpander CLI; JSON body)', tags, body: CrudAgentRef, auth: true }, ({ principal, body }) => {
     ownOrganization(principal, body.organization_id, 'Agent');
