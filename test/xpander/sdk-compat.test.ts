@@ -153,6 +153,22 @@ describe.each(TEST_DBS)('xpander SDK and CLI compatibility (%s)', (kind) => {
     expect((await sdk('GET', `/agents/${agentId}`, undefined, { 'x-api-key': t.keyB })).json()).toEqual({ detail: 'Agent not found' });
   });
 
+  it('keeps graph items the SDK can parse: MCP settings with the secret masked; skills only on /v1', async () => {
+    const skill = (await t.req('POST', '/v1/skills', { name: `tone-${kind}`, description: 'Tone rules', instructions: 'Be kind.' })).json().name as string;
+    const id = await t.createAgent({
+      tools: [
+        { type: 'mcp', url: 'https://mcp.example.com/mcp', name: 'docs', auth_type: 'api_key', api_key: 'mcp-secret' },
+        { type: 'skill', skill_name: skill },
+      ],
+    });
+    const agent = (await sdk('GET', `/agents/${id}`)).json();
+    valid(AgentSchema, agent);
+    expect(agent.graph).toEqual([expect.objectContaining({ type: 'mcp', settings: { mcp_settings: expect.objectContaining({ url: 'https://mcp.example.com/mcp', api_key: '********' }) } })]);
+    expect(JSON.stringify(agent)).not.toContain('mcp-secret');
+    expect(agent.tools).toEqual([]);
+    expect((await t.req('GET', `/v1/agents/${id}`)).json().graph.map((g: { type: string }) => g.type).sort()).toEqual(['mcp', 'skill']);
+  });
+
   it('creates a task as the SDK does, runs it, and serves status, events and history in the SDK types', async () => {
     llm.reply({ toolCalls: [{ name: 'getWeather', arguments: { path_params: { city: 'Paris' } } }] }, { text: 'Sunny, 21.5 degrees.' });
     const created = await sdk('POST', `/agent-execution/${agentId}`, sdkCreateTaskPayload('Weather in Paris?', { input: { text: 'Weather in Paris?', files: [], user: { id: 'u-1', first_name: 'Ada', last_name: null, email: 'ada@example.com', additional_attributes: null, timezone: null } } }));
