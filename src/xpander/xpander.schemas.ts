@@ -15,13 +15,13 @@ const unsupported = (what: string) => `${what} is not supported by Agentry`;
 /** A `source` label as the SDK sends it (`sdk`, `workbench`, ...): kept as sent on the task. */
 const SourceLabel = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'Input should be a lowercase label of at most 32 characters');
 
-/** Must be absent, null, false or empty: the SDK's defaults. */
+/** Must be absent, null, false or empty (an empty query value too): the SDK's defaults. */
 const off = (what: string) =>
   z
     .unknown()
     .optional()
     .superRefine((v, ctx) => {
-      const empty = v === undefined || v === null || v === false || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
+      const empty = v === undefined || v === null || v === false || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
       if (!empty) ctx.addIssue({ code: 'custom', message: `Value error, ${unsupported(what)}` });
     });
 
