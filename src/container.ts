@@ -65,6 +65,8 @@ import { KnowledgeContext } from './knowledge/knowledge-context.js';
 import { KnowledgeIndexer } from './knowledge/knowledge.indexer.js';
 import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
+import { XpanderAgents } from './xpander/xpander-agents.js';
+import { XpanderTasks } from './xpander/xpander-tasks.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
 
 /** A background component of the worker role (task runner, indexer). */
@@ -114,6 +116,8 @@ export interface Container {
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
   knowledge: KnowledgeService;
   knowledgeIndexer: KnowledgeIndexer;
+  // xpander SDK/CLI compatibility (issue 25): the internal routes' adapters over the services above
+  xpander: { agents: XpanderAgents; tasks: XpanderTasks };
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -278,6 +282,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     await orgs.registerKey(org.id, config.bootstrapApiKey, 'bootstrap');
   }
 
+  // --- xpander SDK/CLI compatibility (issue 25): adapters only, no behaviour of their own
+  const xpander = { agents: new XpanderAgents(agents, connectors, connectorInvoker), tasks: new XpanderTasks(tasks) };
+
   return {
     config,
     db,
@@ -305,6 +312,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     taskWorker: tasksModule.worker,
     knowledge,
     knowledgeIndexer,
+    xpander,
     background,
     async close() {
       for (const b of background) await b.stop();

@@ -26,6 +26,8 @@ export const ERROR_STATUS = {
   upstream: 502,
   timeout: 504,
   internal: 500,
+  // A route a client library calls that this service knows but does not serve (the xpander internal API, issue 25).
+  not_implemented: 501,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -95,6 +95,21 @@ const PARAMS: Record<string, ParamRow> = {
     make: async (ctx) => (await created(ctx, `/v1/connectors/${ctx.params.connector_id}/connect`, { name: 'battery', base_url: 'https://api.example.com' })).id,
   },
   operation_id: { make: async () => 'listPets' },
+  // xpander's internal API (issue 25): a standalone tool is `{connector_id}_{operation_id}`; a user id names no
+  // resource of an organization; `/{organization_id}/...` routes take the caller's organization.
+  tool_ref: {
+    make: async (ctx) => {
+      const connector = (await created(ctx, '/v1/connectors', { name: `battery-tool-${unique()}`, openapi: PETS })).id as string;
+      const ops = (await ctx.t.req('GET', `/v1/tools/connectors/${connector}/operations`)).json() as { id: string }[];
+      return `${connector}_${ops[0].id}`;
+    },
+  },
+  user_id: { make: async () => `battery-user-${unique()}`, scoped: false },
+  organization_id: { make: async (ctx) => ctx.t.orgA },
+  // The activity log names a task of that agent.
+  '/activity/:agent_id/:task_id': {
+    make: async (ctx) => (await created(ctx, `/v1/agents/${ctx.params.agent_id}/invoke/async`, { input: { text: 'hello' } })).id,
+  },
 };
 
 interface Sample {
@@ -123,6 +138,11 @@ const SAMPLES: Record<string, Sample> = {
   'GET /v1/knowledge/:kb_id/search': { query: { search_query: 'x' } },
   'POST /v1/connectors/:connector_id/connect': { body: { name: 'from-b', base_url: 'https://api.example.com' } },
   'PUT /v1/mcp_servers/:id/user_tokens/:user_id': { body: { access_token: 'from-b' } },
+  // xpander's internal API (issue 25)
+  'POST /agent-execution/:agent_id': { body: { input: { text: 'hi' } } },
+  'POST /knowledge_bases/:kb_id': { body: [{ document_url: 'https://example.com/doc.txt', sync: false }] },
+  'DELETE /knowledge_bases/:kb_id': { body: ['0190f1f0-0000-7000-8000-000000000001'] },
+  'GET /knowledge_bases/:kb_id': { query: { search_query: 'x' } },
 };
 
 const paramsOf = (url: string) => [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
@@ -210,5 +230,5 @@ describe.each(TEST_DBS)('authorization battery (%s)', (kind) => {
       const res = await t.req('GET', url);
       expect(res.statusCode, `${url} as A`).not.toBe(404);
     }
-  });
+  }, 120_000); // Fresh resources for each of 100+ routes: ~10 s alone, several times that on a loaded machine.
 });

@@ -17,7 +17,7 @@ export function buildOpenApi(routes: DocumentedRoute[], serverUrl: string): Reco
     if (parameters.length) op.parameters = parameters;
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: toJson(r.body) } } };
     op.responses = {
-      [String(r.status)]: { description: 'Success', ...(r.response ? { content: { 'application/json': { schema: toJson(r.response, 'output') } } } : {}) },
+      [String(r.status)]: { description: r.status === 501 ? 'Not implemented (the detail says why)' : 'Success', ...(r.response ? { content: { 'application/json': { schema: toJson(r.response, 'output') } } } : {}) },
       ...(r.body || r.query || r.params ? { 422: { description: 'Validation Error' } } : {}),
       ...(r.auth ? { 401: { description: 'API key not specified' }, 403: { description: 'Invalid API key' } } : {}),
     };

@@ -166,13 +166,21 @@ export class KnowledgeService {
   }
 
   async deleteDocument(org: string, kbId: string, id: string): Promise<void> {
-    const row = await this.requireDocument(org, kbId, id);
+    await this.deleteDocuments(org, kbId, [id]);
+  }
+
+  /** Several documents at once (xpander's DELETE /knowledge_bases/{id}): all are checked first, so a missing one deletes none. */
+  async deleteDocuments(org: string, kbId: string, ids: string[]): Promise<void> {
+    const rows: DocumentRow[] = [];
+    for (const id of new Set(ids)) rows.push(await this.requireDocument(org, kbId, id));
+    const docIds = rows.map((r) => r.id);
     await this.repo.transaction(async (k) => {
-      await this.jobs.deleteForRefs(k, org, [id]);
-      await this.chunks.deleteForDocuments(k, org, [id]);
-      await this.repo.deleteDocument(k, org, id);
+      await this.jobs.deleteForRefs(k, org, docIds);
+      await this.chunks.deleteForDocuments(k, org, docIds);
+      for (const id of docIds) await this.repo.deleteDocument(k, org, id);
     });
-    if (row.file_id) await this.files.discard(org, [{ id: row.file_id }]);
+    const files = rows.flatMap((r) => (r.file_id ? [{ id: r.file_id }] : []));
+    if (files.length) await this.files.discard(org, files);
   }
 
   /** `GET /v1/knowledge/{kb_id}/search`: 404 for a knowledge base the organization does not have. */

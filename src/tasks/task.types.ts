@@ -43,7 +43,8 @@ export interface Task {
   agent_version: number | 'draft';
   input: { text: string; files: TaskFile[]; user: TaskUser | null };
   status: TaskStatus;
-  source: TaskSource;
+  /** One of TASK_SOURCES, or the label an xpander SDK client sent (`sdk`, ...: issue 25). */
+  source: TaskSource | (string & {});
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -80,6 +81,8 @@ export interface TaskSubmission {
   /** A published version number, 'draft', or undefined for the current published version. */
   version?: number | 'draft';
   source: TaskSource;
+  /** Stored and shown as the task's `source` instead of `source` (xpander's SDK sends its own, e.g. `sdk`). */
+  sourceLabel?: string;
   text: string;
   files?: TaskFile[];
   user?: TaskUser | null;

@@ -20,6 +20,8 @@ export interface TaskFilter {
   status?: TaskStatus;
   userId?: string;
   source?: string;
+  /** Sub-tasks of this task (xpander's `parent_task_id` filter). */
+  parentExecution?: string;
   fromMs?: number;
   toMs?: number;
 }
@@ -156,6 +158,7 @@ export class TasksRepository {
     if (f.status) q = q.where('status', '=', f.status);
     if (f.userId) q = q.where('user_id', '=', f.userId);
     if (f.source) q = q.where('source', '=', f.source);
+    if (f.parentExecution) q = q.where('parent_execution', '=', f.parentExecution);
     if (f.fromMs !== undefined) q = q.where('created_at', '>=', f.fromMs);
     if (f.toMs !== undefined) q = q.where('created_at', '<=', f.toMs);
     const [rows, count] = await Promise.all([

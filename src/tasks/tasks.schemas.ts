@@ -8,7 +8,7 @@ import { TASK_SOURCES, TASK_STATUSES, type TaskFile } from './task.types.js';
 const OUTPUT_FORMATS = ['text', 'markdown', 'json', 'voice'] as const;
 
 /** A file given by URL at invocation: the agent receives the URL; nothing is fetched or stored here. */
-const FileUrl = z.url({ protocol: /^https?$/ }).transform((url, ctx): TaskFile => {
+export const FileUrl = z.url({ protocol: /^https?$/ }).transform((url, ctx): TaskFile => {
   let name: string;
   try {
     name = decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file');

@@ -164,7 +164,7 @@ export class TasksService implements TaskSubmitter {
     const cfg = agent.config;
     const fields: ContinuationFields = {
       agent_version: String(agent.version),
-      source: s.source,
+      source: s.sourceLabel ?? s.source,
       input_text: s.text,
       input_files: JSON.stringify(s.files ?? []),
       input_user: s.user ? JSON.stringify(s.user) : null,

@@ -95,7 +95,12 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
     return fallback;
   };
 
-  const prompt = str('prompt');
+  // Chat platforms and xpander's own clients post `{"message": ...}`: with no prompt given, a text `message` of the
+  // body is the prompt (and then not context as well).
+  const message = typeof body.message === 'string' ? body.message : undefined;
+  const explicit = str('prompt');
+  const prompt = explicit ?? message;
+  const messageIsPrompt = explicit === undefined && message !== undefined;
   const taskId = str('task_id');
   if (taskId !== undefined && !isValidTaskId(taskId)) {
     issues.push({ loc: locs.get('task_id')!, msg: 'Value error, task_id must be 1 to 128 printable characters', type: 'value_error' });
@@ -126,7 +131,7 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
   if (issues.length) throw AppError.validation(issues);
 
   const context: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (!RESERVED.has(k.toLowerCase())) context[k] = v;
+  for (const [k, v] of Object.entries(body)) if (!RESERVED.has(k.toLowerCase()) && !(messageIsPrompt && k === 'message')) context[k] = v;
 
   return {
     prompt,

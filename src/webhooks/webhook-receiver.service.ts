@@ -128,8 +128,9 @@ export class WebhookReceiver {
       agentId = id;
     }
     const agent = await this.findAgent(call.form, organizationId, agentId);
-    // A public URL whose agent is gone is as dead as a revoked one.
-    if (!agent) throw call.form === 'public' ? new AppError('unauthenticated', 'API key not specified') : AppError.notFound('Agent');
+    // A public URL whose agent is gone is as dead as a revoked one. In key form spec 7.2 has no 404: a valid key of an
+    // organization without that agent (another organization's agent, or none) is not a key for it.
+    if (!agent) throw call.form === 'public' ? new AppError('unauthenticated', 'API key not specified') : new AppError('forbidden', 'Invalid API key');
     if (!agent.developerAccess || agent.status === 'INACTIVE') throw new AppError('forbidden', 'Invalid API key');
     return { organizationId, agentId, agent };
   }

@@ -59,10 +59,14 @@ describe.each(TEST_DBS)('webhook receiver (%s)', (kind) => {
     });
     expect(await hook(w, `/wh_${'A'.repeat(43)}`, { json: { prompt: 'x' } })).toMatchObject({ status: 401, json: { detail: 'API key not specified' } });
     expect(await hook(w, '/wh_short', { json: { prompt: 'x' } })).toMatchObject({ status: 401, json: { detail: 'API key not specified' } });
-    // Another organization's key sees no such agent.
+    // Another organization's valid key is not a key for this agent (spec 7.2 has no 404), nor for a missing one.
     expect(await hook(w, `/?agent_id=${agentId}`, { json: { prompt: 'x' }, headers: { 'x-api-key': w.keyB } })).toMatchObject({
-      status: 404,
-      json: { detail: 'Agent not found' },
+      status: 403,
+      json: { detail: 'Invalid API key' },
+    });
+    expect(await hook(w, '/?agent_id=00000000-0000-7000-8000-000000000000', { json: { prompt: 'x' }, headers: { 'x-api-key': w.keyA } })).toMatchObject({
+      status: 403,
+      json: { detail: 'Invalid API key' },
     });
   });
 

@@ -132,7 +132,7 @@ async function readImportParts(request: FastifyRequest, maxFileBytes: number, bo
 }
 
 /** Aborts the upstream call when the client goes away before the answer is written. */
-function abortOnClose(reply: FastifyReply): AbortSignal {
+export function abortOnClose(reply: FastifyReply): AbortSignal {
   const ctl = new AbortController();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) ctl.abort(new Error('client closed the request'));

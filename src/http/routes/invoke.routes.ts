@@ -2,14 +2,18 @@ import type { Container } from '../../container.js';
 import type { Principal } from '../../auth/principal.js';
 import type { TaskSubmission } from '../../tasks/task.types.js';
 import { AgentIdParams, InvokeBody, InvokeQuery } from '../../tasks/tasks.schemas.js';
-import type { Router } from '../router.js';
+import { qs, type Router } from '../router.js';
 import { sendEventStream } from './task-stream.js';
+
+const SyncInvokeQuery = InvokeQuery.extend({ asynchronous: qs.bool().default(false) });
 
 /** POST /v1/agents/{id}/invoke (waits), /invoke/async (the pending task), /invoke/stream (SSE of the run's events). */
 export function invokeRoutes(router: Router, c: Container): void {
   const spec = { body: InvokeBody, query: InvokeQuery, params: AgentIdParams, tags: ['tasks'] };
 
-  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result', ...spec }, async ({ principal, body, query, params, reply }) => {
+  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result (asynchronous=true: the pending task)', ...spec, query: SyncInvokeQuery }, async ({ principal, body, query, params, reply }) => {
+    // xpander's clients ask the plain invoke route for an asynchronous run with ?asynchronous=true (issue 25).
+    if (query.asynchronous) return c.tasks.submit(submission(principal, params.agent_id, body, query.version));
     const task = await c.tasks.submit({ ...submission(principal, params.agent_id, body, query.version), awaited: true });
     // A caller that hung up stops the wait (not the task, which is committed and runs on).
     const gone = new AbortController();

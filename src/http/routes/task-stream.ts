@@ -10,7 +10,7 @@ const KEEPALIVE_MS = 15_000;
 export async function sendEventStream(
   request: FastifyRequest,
   reply: FastifyReply,
-  events: (signal: AbortSignal) => AsyncIterable<TaskEvent & { seq: number }>,
+  events: (signal: AbortSignal) => AsyncIterable<(TaskEvent | Record<string, unknown>) & { seq: number }>,
 ): Promise<FastifyReply> {
   reply.hijack();
   const raw = reply.raw;

@@ -1,0 +1,105 @@
+import { AppError } from '../errors.js';
+import type { TasksService } from '../tasks/tasks.service.js';
+import type { Task, TaskEvent, TaskSubmission } from '../tasks/task.types.js';
+import { presentXpanderEvent, presentXpanderTask, presentXpanderTaskListItem } from './task.presenter.js';
+import type { CreateExecutionBody, HistoryQuery, UpdateExecutionBody } from './xpander.schemas.js';
+
+type XTask = Record<string, unknown>;
+
+/**
+ * xpander's agent-execution routes over the tasks service: each use case is one call of TasksService and a
+ * presentation in the SDK's types. No task behaviour lives here.
+ */
+export class XpanderTasks {
+  constructor(private readonly tasks: TasksService) {}
+
+  /** POST /agent-execution/{agent_id}: an asynchronous invocation (the SDK polls or streams the task). */
+  async create(organizationId: string, agentId: string, version: number | undefined, b: CreateExecutionBody): Promise<XTask> {
+    const submission: TaskSubmission = {
+      organizationId,
+      agentId,
+      taskId: b.id ?? undefined,
+      version,
+      // A developer's call for every check (developer access), whatever label it carries.
+      source: 'api',
+      sourceLabel: b.source ?? undefined,
+      text: b.input.text ?? '',
+      files: b.input.files ?? [],
+      user: b.input.user ? { id: b.input.user.id ?? null, email: b.input.user.email ?? null, first_name: b.input.user.first_name ?? null, last_name: b.input.user.last_name ?? null } : null,
+      additionalContext: b.additional_context,
+      expectedOutput: b.expected_output,
+      instructionsOverride: b.instructions_override,
+      outputFormat: b.output_format,
+      outputSchema: b.output_schema,
+      userTokens: b.user_tokens ?? undefined,
+      disableAttachmentInjection: b.disable_attachment_injection ?? false,
+    };
+    return presentXpanderTask(await this.tasks.submit(submission));
+  }
+
+  async get(organizationId: string, taskId: string): Promise<XTask> {
+    return presentXpanderTask(await this.tasks.get(organizationId, taskId));
+  }
+
+  async historyOfAgent(organizationId: string, agentId: string, q: HistoryQuery): Promise<XTask[]> {
+    const { items } = await this.tasks.listForAgent(organizationId, agentId, filterOf(q), q.page, q.per_page);
+    return items.map(presentXpanderTaskListItem);
+  }
+
+  async historyOfUser(organizationId: string, userId: string, q: HistoryQuery): Promise<XTask[]> {
+    const { items } = await this.tasks.list(organizationId, { ...filterOf(q), userId }, q.page, q.per_page);
+    return items.map(presentXpanderTaskListItem);
+  }
+
+  /** DELETE /agent-execution/{task_id} is the SDK's `stop`: the task stays. */
+  async stop(organizationId: string, taskId: string): Promise<XTask> {
+    return presentXpanderTask(await this.tasks.stop(organizationId, taskId));
+  }
+
+  /**
+   * PATCH /agent-execution/{task_id}/update. Agentry's worker owns a task's status, result and tokens, so the one
+   * change a client may ask is `stopped`; a save that changes nothing (the SDK re-sends the task it loaded) answers
+   * the task. Any other change conflicts with the worker's ownership: 409, rather than acknowledged and dropped.
+   */
+  async update(organizationId: string, taskId: string, b: UpdateExecutionBody): Promise<XTask> {
+    const current = await this.tasks.get(organizationId, taskId);
+    if (b.status === 'stopped' && current.status !== 'stopped') return this.stop(organizationId, taskId);
+    const changed = changedFields(current, b);
+    if (changed.length) {
+      throw new AppError('conflict', `Agentry's workers run tasks and own their ${changed.join(', ')}: a client can only stop a task (status "stopped")`);
+    }
+    return presentXpanderTask(current);
+  }
+
+  /** The trace so far in the SDK's types. */
+  async events(organizationId: string, taskId: string): Promise<Record<string, unknown>[]> {
+    return (await this.tasks.events(organizationId, taskId)).flatMap((e) => {
+      const out = presentXpanderEvent(e);
+      return out ? [out] : [];
+    });
+  }
+
+  /** The task's events in the SDK's types (its `TaskUpdateEvent`); events it has no type for are skipped. */
+  async *follow(organizationId: string, taskId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<Record<string, unknown> & { seq: number }> {
+    for await (const e of this.tasks.follow(organizationId, taskId, afterSeq, signal)) {
+      const out = presentXpanderEvent(e as TaskEvent);
+      if (out) yield { ...out, seq: e.seq };
+    }
+  }
+}
+
+function filterOf(q: HistoryQuery) {
+  return { status: q.status, userId: q.user_id, parentExecution: q.parent_task_id };
+}
+
+function changedFields(t: Task, b: UpdateExecutionBody): string[] {
+  const out: string[] = [];
+  if (b.status != null && b.status !== t.status) out.push('status');
+  if (b.result != null && b.result !== t.result) out.push('result');
+  if (b.source != null && b.source !== t.source) out.push('source');
+  if (b.tokens && ((b.tokens.prompt_tokens ?? t.tokens.prompt_tokens) !== t.tokens.prompt_tokens || (b.tokens.completion_tokens ?? t.tokens.completion_tokens) !== t.tokens.completion_tokens)) out.push('tokens');
+  if (b.last_executed_node_id != null) out.push('last_executed_node_id');
+  if (b.tool_call_payload_extension && Object.keys(b.tool_call_payload_extension).length) out.push('payload_extension');
+  if (b.payload_extension && Object.keys(b.payload_extension).length) out.push('payload_extension');
+  return [...new Set(out)];
+}
