@@ -66,6 +66,11 @@ import { KnowledgeIndexer } from './knowledge/knowledge.indexer.js';
 import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
+import { SchedulesRepository } from './schedules/schedules.repository.js';
+import { SchedulesService } from './schedules/schedules.service.js';
+import { ScheduleFiring } from './schedules/schedule-firing.js';
+import { ScheduleScheduler } from './schedules/schedule.scheduler.js';
+import { ScheduleToolProvider } from './runtime/tools/schedule.tools.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -114,6 +119,9 @@ export interface Container {
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
   knowledge: KnowledgeService;
   knowledgeIndexer: KnowledgeIndexer;
+  // schedules (issue 23): CRUD and the agent's own schedules; the scheduler (also in `background`)
+  schedules: SchedulesService;
+  scheduler: ScheduleScheduler;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -273,6 +281,14 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   runtime.tools.register('knowledge', new KnowledgeToolProvider(knowledge));
   runtime.context.register('knowledge', new KnowledgeContext(knowledge));
 
+  // --- schedules (issue 23)
+  const schedulesRepo = new SchedulesRepository(db);
+  const schedules = new SchedulesService(schedulesRepo, { exists: (org, id) => agents.exists(org, id) }, tasks, clock);
+  const scheduler = new ScheduleScheduler(schedulesRepo, new ScheduleFiring(schedulesRepo, tasks), clock, log, config.worker.schedulerPollMs);
+  // First in `background`: it stops making tasks before the worker that runs them stops.
+  background.unshift(scheduler);
+  runtime.tools.register('schedule', new ScheduleToolProvider(schedules));
+
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
     await orgs.registerKey(org.id, config.bootstrapApiKey, 'bootstrap');
@@ -305,6 +321,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     taskWorker: tasksModule.worker,
     knowledge,
     knowledgeIndexer,
+    schedules,
+    scheduler,
     background,
     async close() {
       for (const b of background) await b.stop();
