@@ -95,6 +95,10 @@ const PARAMS: Record<string, ParamRow> = {
     make: async (ctx) => (await created(ctx, `/v1/connectors/${ctx.params.connector_id}/connect`, { name: 'battery', base_url: 'https://api.example.com' })).id,
   },
   operation_id: { make: async () => 'listPets' },
+  // schedules (issue 23)
+  schedule_id: {
+    make: async (ctx) => (await created(ctx, `/v1/agents/${ctx.params.agent_id}/schedules`, { interval_seconds: 3600, invocation: { input: { text: 'battery' } } })).id,
+  },
 };
 
 interface Sample {
@@ -123,6 +127,7 @@ const SAMPLES: Record<string, Sample> = {
   'GET /v1/knowledge/:kb_id/search': { query: { search_query: 'x' } },
   'POST /v1/connectors/:connector_id/connect': { body: { name: 'from-b', base_url: 'https://api.example.com' } },
   'PUT /v1/mcp_servers/:id/user_tokens/:user_id': { body: { access_token: 'from-b' } },
+  'POST /v1/agents/:agent_id/schedules': { body: { interval_seconds: 3600, invocation: { input: { text: 'from-b' } } } },
 };
 
 const paramsOf = (url: string) => [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
