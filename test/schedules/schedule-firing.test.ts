@@ -100,6 +100,18 @@ describe.each(TEST_DBS)('schedule firing (%s)', (kind) => {
     await t.req('DELETE', `/v1/agents/${agent}/schedules/${s.id}`);
   });
 
+  it('a local time repeated by the fall-back change runs once', async () => {
+    // New York falls back on 2026-11-01: 01:30 happens at 05:30 UTC (EDT) and again at 06:30 UTC (EST).
+    t.clock.set('2026-10-31T12:00:00Z');
+    const s = await create({ cron: '30 1 * * *', timezone: 'America/New_York' });
+    for (let k = 0; k < 4 * 48; k++) {
+      t.clock.advance(HOUR / 4);
+      await t.c.scheduler.tick();
+    }
+    expect((await tasksOf(s.id)).map((x) => x.created_at).sort()).toEqual(['2026-11-01T05:30:00.000000+00:00', '2026-11-02T06:30:00.000000+00:00']);
+    await t.req('DELETE', `/v1/agents/${agent}/schedules/${s.id}`);
+  });
+
   it('a local time skipped by the spring-forward change runs once, at the first valid time after it', async () => {
     t.clock.set('2026-03-07T12:00:00Z');
     const s = await create({ cron: '30 2 * * *', timezone: 'America/New_York' });
