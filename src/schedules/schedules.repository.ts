@@ -56,8 +56,10 @@ export class SchedulesRepository {
 
   async countForAgent(orgId: string, agentId: string, trx: Trx | Db['kysely'] = this.db.kysely, selfMadeActive = false): Promise<number> {
     let q = trx.selectFrom('schedules').where('organization_id', '=', orgId).where('agent_id', '=', agentId);
-    // "Active" self-made schedules: those that will still fire (enabled, with a next occurrence).
+    // "Active" self-made schedules: those that will still fire (enabled, with a next occurrence). Otherwise every
+    // schedule but the finished ones (a one-off that ran is history, and must not use up the agent's allowance).
     if (selfMadeActive) q = q.where('created_by_type', '=', 'agent').where('enabled', '=', 1).where('next_run_at', 'is not', null);
+    else q = q.where((eb) => eb.or([eb('enabled', '=', 0), eb('next_run_at', 'is not', null)]));
     const r = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return Number(r.n);
   }

@@ -9,7 +9,7 @@ import { cronProblem, isTimeZone, nextOccurrence, type ScheduleKind, type Timing
 import type { ScheduleCreateBody, ScheduledInvocation, SchedulePatchBody } from './schedules.schemas.js';
 import type { ScheduleChanges, ScheduleFilter, ScheduleRow, SchedulesRepository } from './schedules.repository.js';
 
-/** Schedules one agent may have (API and self-made together): each is a scan row and a stream of tasks. */
+/** Unfinished schedules (active or paused) one agent may have, API and self-made together: each is a stream of tasks. */
 export const MAX_SCHEDULES_PER_AGENT = 100;
 
 /** What the schedules domain needs from the agents and tasks domains (adapted in the container). */
@@ -69,7 +69,7 @@ export class SchedulesService {
       // Counted where the insert commits, serialised per agent: parallel requests cannot pass a limit together.
       await this.repo.lockAgentSchedules(trx, orgId, agentId);
       if ((await this.repo.countForAgent(orgId, agentId, trx)) >= MAX_SCHEDULES_PER_AGENT) {
-        throw new AppError('conflict', `The agent already has ${MAX_SCHEDULES_PER_AGENT} schedules, the most it may have`);
+        throw new AppError('conflict', `The agent already has ${MAX_SCHEDULES_PER_AGENT} active or paused schedules, the most it may have`);
       }
       if (author.type === 'agent' && (await this.repo.countForAgent(orgId, agentId, trx, true)) >= author.maxSelfSchedules) {
         throw new AppError('conflict', `You already have ${author.maxSelfSchedules} active schedules you made (max_self_schedules); cancel one first`);
