@@ -8,6 +8,9 @@ export type ScheduleChanges = Updateable<Database['schedules']>;
 export type OccurrenceRow = Selectable<Database['schedule_occurrences']>;
 type Trx = Transaction<Database>;
 
+/** Occurrences kept per schedule (the newest): an every-minute schedule would otherwise add half a million a year. */
+export const OCCURRENCES_KEPT = 1000;
+
 export interface ScheduleFilter {
   agentId?: string;
   createdBy?: 'api' | 'agent';
@@ -29,7 +32,10 @@ export interface OccurrenceRecord {
 
 /** SQL of schedules and their occurrences. Every query filters by organization, except the scheduler's due scan. */
 export class SchedulesRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly kept = OCCURRENCES_KEPT,
+  ) {}
 
   transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
@@ -135,6 +141,22 @@ export class SchedulesRepository {
       }))
       .where('organization_id', '=', orgId)
       .where('id', '=', id)
+      .execute();
+    // Older than the newest `kept`: one range delete on the primary key (nothing while there are fewer).
+    await trx
+      .deleteFrom('schedule_occurrences')
+      .where('organization_id', '=', orgId)
+      .where('schedule_id', '=', id)
+      .where('due_at', '<=', (eb) =>
+        eb
+          .selectFrom('schedule_occurrences')
+          .select('due_at')
+          .where('organization_id', '=', orgId)
+          .where('schedule_id', '=', id)
+          .orderBy('due_at', 'desc')
+          .limit(1)
+          .offset(this.kept),
+      )
       .execute();
   }
 

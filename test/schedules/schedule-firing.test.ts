@@ -176,3 +176,23 @@ describe.each(TEST_DBS)('schedule firing (%s)', (kind) => {
     expect(left).toMatchObject({ id: s.id, last_outcome: 'skipped_agent_missing', status: 'paused', skipped_count: 2 });
   });
 });
+
+describe.each(TEST_DBS)('schedule occurrences retention (%s)', (kind) => {
+  it('keeps only the newest occurrences of a schedule', async () => {
+    const { SchedulesRepository } = await import('../../src/schedules/schedules.repository.js');
+    const t = await createSchedulesApp(kind);
+    try {
+      const agent = await t.createAgent();
+      const s = (await t.req('POST', `/v1/agents/${agent}/schedules`, { interval_seconds: 60, invocation: { input: { text: 'x' } } })).json();
+      const repo = new SchedulesRepository(t.c.db, 3);
+      for (let k = 1; k <= 5; k++) {
+        await repo.transaction((trx) => repo.record(trx, t.orgA, s.id, { dueAt: k * 60_000, firedAt: k * 60_000, next: null, outcome: 'started', taskId: `t${k}`, detail: null, started: true }));
+      }
+      const rows = await repo.occurrences(t.orgA, s.id, 0, 50);
+      expect(rows.map((r) => r.task_id)).toEqual(['t5', 't4', 't3']);
+      expect((await t.req('GET', `/v1/agents/${agent}/schedules/${s.id}`)).json().run_count).toBe(5);
+    } finally {
+      await t.close();
+    }
+  });
+});
