@@ -283,8 +283,12 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
 
   // --- schedules (issue 23)
   const schedulesRepo = new SchedulesRepository(db);
-  const schedules = new SchedulesService(schedulesRepo, { exists: (org, id) => agents.exists(org, id) }, tasks, clock);
-  const scheduler = new ScheduleScheduler(schedulesRepo, new ScheduleFiring(schedulesRepo, tasks), clock, log, config.worker.schedulerPollMs);
+  const scheduleAgents = {
+    exists: (org: string, id: string) => agents.exists(org, id),
+    developerAccess: async (org: string, id: string) => (await agents.find(org, id))?.developerAccess,
+  };
+  const schedules = new SchedulesService(schedulesRepo, scheduleAgents, tasks, clock);
+  const scheduler = new ScheduleScheduler(schedulesRepo, new ScheduleFiring(schedulesRepo, tasks, scheduleAgents), clock, log, config.worker.schedulerPollMs);
   // First in `background`: it stops making tasks before the worker that runs them stops.
   background.unshift(scheduler);
   runtime.tools.register('schedule', new ScheduleToolProvider(schedules));

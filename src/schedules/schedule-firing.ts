@@ -5,7 +5,7 @@ import type { ClaimedTask, ClaimHooks } from '../tasks/tasks.service.js';
 import { nextOccurrence } from './schedule-timing.js';
 import type { ScheduledInvocation } from './schedules.schemas.js';
 import type { ScheduleRow, SchedulesRepository } from './schedules.repository.js';
-import { timingOfRow } from './schedules.service.js';
+import { checkDeveloperAccess, timingOfRow, type ScheduleAgentPort } from './schedules.service.js';
 
 /**
  * What came of one due occurrence. `lost`: another process (or a change to the schedule) claimed it first, and this
@@ -29,6 +29,7 @@ export class ScheduleFiring {
   constructor(
     private readonly repo: SchedulesRepository,
     private readonly tasks: ClaimedSubmitter,
+    private readonly agents: ScheduleAgentPort,
   ) {}
 
   async fire(row: ScheduleRow, now: number): Promise<FireOutcome> {
@@ -37,6 +38,7 @@ export class ScheduleFiring {
     const next = nextOccurrence(timingOfRow(row), now, due);
     const base = { dueAt: due, firedAt: now, next };
     try {
+      if (row.created_by_type === 'api') await checkDeveloperAccess(this.agents, org, row.agent_id);
       const out = await this.tasks.enqueueClaimed(submissionOf(row), {
         claim: (trx) => this.repo.claim(trx, org, row.id, due, next, now),
         settle: (trx, o) =>

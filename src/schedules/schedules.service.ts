@@ -15,6 +15,16 @@ export const MAX_SCHEDULES_PER_AGENT = 100;
 /** What the schedules domain needs from the agents and tasks domains (adapted in the container). */
 export interface ScheduleAgentPort {
   exists(organizationId: string, agentId: string): Promise<boolean>;
+  /** The published version's `developer_access`; undefined when the agent does not exist. */
+  developerAccess(organizationId: string, agentId: string): Promise<boolean | undefined>;
+}
+
+/**
+ * A schedule made through the API is a deferred API invocation: like one, it needs the agent's developer access
+ * (spec 2.1), when made and when it fires. The agent's own schedules do not (its runs were allowed already).
+ */
+export async function checkDeveloperAccess(agents: ScheduleAgentPort, orgId: string, agentId: string): Promise<void> {
+  if ((await agents.developerAccess(orgId, agentId)) === false) throw new AppError('forbidden', 'Developer access is disabled for this agent');
 }
 export interface ScheduleTasksPort {
   list(organizationId: string, filter: TaskFilter, page: number, perPage: number): Promise<{ items: Task[]; total: number }>;
@@ -38,6 +48,7 @@ export class SchedulesService {
 
   async create(orgId: string, agentId: string, body: ScheduleCreateBody, author: ScheduleAuthor = { type: 'api' }, loc: LocOf = bodyLoc): Promise<Schedule> {
     await this.requireAgent(orgId, agentId);
+    if (author.type === 'api') await checkDeveloperAccess(this.agents, orgId, agentId);
     const now = this.clock.now();
     const timing = this.timingOf(body, undefined, now, loc);
     checkInvocationText(body.invocation, loc);

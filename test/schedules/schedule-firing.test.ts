@@ -163,6 +163,19 @@ describe.each(TEST_DBS)('schedule firing (%s)', (kind) => {
     expect(await tasksOf(s.id, limited)).toHaveLength(3);
   });
 
+  it('a schedule made through the API needs the agent\'s developer access, when made and when it fires', async () => {
+    const a = await t.createAgent();
+    t.clock.set('2026-03-15T00:00:00Z');
+    const s = await create({ interval_seconds: 3600 }, a);
+    expect((await t.req('PATCH', `/v1/agents/${a}`, { developer_access: false })).statusCode).toBe(200);
+    await at('2026-03-15T01:00:00Z');
+    expect(await tasksOf(s.id, a)).toHaveLength(0);
+    expect((await occurrences(s.id, a))[0]).toMatchObject({ outcome: 'skipped_refused', detail: 'Developer access is disabled for this agent' });
+    const refused = await t.req('POST', `/v1/agents/${a}/schedules`, { interval_seconds: 3600, invocation: { input: { text: 'x' } } });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toEqual({ detail: 'Developer access is disabled for this agent' });
+  });
+
   it('an inactive agent skips its occurrences; a deleted one pauses its schedules', async () => {
     const a = await t.createAgent();
     t.clock.set('2026-03-14T00:00:00Z');
