@@ -66,6 +66,5 @@ export class ScheduleScheduler {
           if (!this.stopped) this.schedule(this.pollMs);
         });
     }, delay);
-    this.timer.unref();
   }
 }
