@@ -2,10 +2,10 @@ import { parseJson } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { TaskSubmission } from '../tasks/task.types.js';
 import type { ClaimedTask, ClaimHooks } from '../tasks/tasks.service.js';
-import { nextOccurrence } from './schedule-timing.js';
+import { nextOccurrence, timingOfRow } from './schedule-timing.js';
 import type { ScheduledInvocation } from './schedules.schemas.js';
 import type { ScheduleRow, SchedulesRepository } from './schedules.repository.js';
-import { checkDeveloperAccess, timingOfRow, type ScheduleAgentPort } from './schedules.service.js';
+import { checkDeveloperAccess, type ScheduleAgentPort } from './schedules.service.js';
 
 /**
  * What came of one due occurrence. `lost`: another process (or a change to the schedule) claimed it first, and this

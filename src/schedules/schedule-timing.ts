@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import type { ScheduleRow } from './schedules.repository.js';
 
 /**
  * When a schedule fires: pure functions over its timing, no clock of their own (the caller passes `now`).
@@ -72,4 +73,15 @@ export function nextOccurrence(t: Timing, after: number, previousDue?: number): 
     case 'once':
       return t.runAt !== null && t.runAt !== undefined && t.runAt > after ? t.runAt : null;
   }
+}
+
+/** A stored schedule's timing. */
+export function timingOfRow(r: ScheduleRow): Timing {
+  return {
+    kind: r.kind as ScheduleKind,
+    cron: r.cron,
+    timezone: r.timezone,
+    intervalSeconds: r.interval_seconds === null ? null : Number(r.interval_seconds),
+    runAt: r.run_at === null ? null : Number(r.run_at),
+  };
 }

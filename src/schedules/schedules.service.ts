@@ -5,7 +5,7 @@ import { hasNulText, nulTextError } from '../lib/nul-text.js';
 import type { Task } from '../tasks/task.types.js';
 import type { TaskFilter } from '../tasks/tasks.repository.js';
 import { presentOccurrence, presentSchedule, type Occurrence, type Schedule } from './schedule.presenter.js';
-import { cronProblem, isTimeZone, nextOccurrence, type ScheduleKind, type Timing } from './schedule-timing.js';
+import { cronProblem, isTimeZone, nextOccurrence, timingOfRow, type ScheduleKind, type Timing } from './schedule-timing.js';
 import type { ScheduleCreateBody, ScheduledInvocation, SchedulePatchBody } from './schedules.schemas.js';
 import type { ScheduleChanges, ScheduleFilter, ScheduleRow, SchedulesRepository } from './schedules.repository.js';
 
@@ -205,16 +205,6 @@ export class SchedulesService {
     if (b.run_at !== undefined && runAt <= now) throw AppError.invalid(loc('run_at'), 'run_at must be in the future');
     return { kind, runAt };
   }
-}
-
-export function timingOfRow(r: ScheduleRow): Timing {
-  return {
-    kind: r.kind as ScheduleKind,
-    cron: r.cron,
-    timezone: r.timezone,
-    intervalSeconds: r.interval_seconds === null ? null : Number(r.interval_seconds),
-    runAt: r.run_at === null ? null : Number(r.run_at),
-  };
 }
 
 /** NUL in a prompt would be refused at every occurrence (nul-text.ts): refused once, here. */
