@@ -83,11 +83,13 @@ export class SchedulesRepository {
     return this.db.kysely.updateTable('schedules').set(changes).where('organization_id', '=', orgId).where('id', '=', id).returningAll().executeTakeFirst();
   }
 
-  async delete(orgId: string, id: string): Promise<boolean> {
-    const r = await this.db.kysely.deleteFrom('schedules').where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
-    if (Number(r.numDeletedRows) === 0) return false;
-    await this.db.kysely.deleteFrom('schedule_occurrences').where('organization_id', '=', orgId).where('schedule_id', '=', id).execute();
-    return true;
+  delete(orgId: string, id: string): Promise<boolean> {
+    return this.transaction(async (trx) => {
+      const r = await trx.deleteFrom('schedules').where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+      if (Number(r.numDeletedRows) === 0) return false;
+      await trx.deleteFrom('schedule_occurrences').where('organization_id', '=', orgId).where('schedule_id', '=', id).execute();
+      return true;
+    });
   }
 
   /**
