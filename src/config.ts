@@ -32,6 +32,8 @@ const EnvSchema = z.object({
   AGENTRY_JWT_ORG_CLAIM: z.string().default('org_id'),
   AGENTRY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   AGENTRY_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
+  /** How often a worker looks for due schedules (docs/schedules.md): a schedule fires at most this late. */
+  AGENTRY_SCHEDULER_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   AGENTRY_SYNC_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
   AGENTRY_SCHEMA_NODE_BUDGET: z.coerce.number().int().min(100).default(5000),
   AGENTRY_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
@@ -83,7 +85,7 @@ export interface Config {
   roles: ReadonlySet<Role>;
   logLevel: string;
   jwt?: { issuer?: string; audience?: string; jwksUrl: string; orgClaim: string };
-  worker: { concurrency: number; leaseMs: number };
+  worker: { concurrency: number; leaseMs: number; schedulerPollMs: number };
   syncTimeoutMs: number;
   schemaNodeBudget: number;
   /** Upload limits; `maxFilesPerRequest` is checked while a multipart body streams in. */
@@ -146,7 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     jwt: e.AGENTRY_JWT_JWKS_URL
       ? { issuer: e.AGENTRY_JWT_ISSUER, audience: e.AGENTRY_JWT_AUDIENCE, jwksUrl: e.AGENTRY_JWT_JWKS_URL, orgClaim: e.AGENTRY_JWT_ORG_CLAIM }
       : undefined,
-    worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, leaseMs: e.AGENTRY_TASK_LEASE_MS },
+    worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, leaseMs: e.AGENTRY_TASK_LEASE_MS, schedulerPollMs: e.AGENTRY_SCHEDULER_POLL_MS },
     syncTimeoutMs: e.AGENTRY_SYNC_TIMEOUT_MS,
     schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,
     files: { maxFileBytes: e.AGENTRY_MAX_FILE_BYTES, maxRequestBytes: e.AGENTRY_MAX_REQUEST_BYTES, maxFilesPerRequest: e.AGENTRY_MAX_FILES_PER_REQUEST },

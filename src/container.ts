@@ -68,6 +68,11 @@ import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { XpanderAgents } from './xpander/xpander-agents.js';
 import { XpanderTasks } from './xpander/xpander-tasks.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
+import { SchedulesRepository } from './schedules/schedules.repository.js';
+import { SchedulesService } from './schedules/schedules.service.js';
+import { ScheduleFiring } from './schedules/schedule-firing.js';
+import { ScheduleScheduler } from './schedules/schedule.scheduler.js';
+import { ScheduleToolProvider } from './runtime/tools/schedule.tools.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -118,6 +123,9 @@ export interface Container {
   knowledgeIndexer: KnowledgeIndexer;
   // xpander SDK/CLI compatibility (issue 25): the internal routes' adapters over the services above
   xpander: { agents: XpanderAgents; tasks: XpanderTasks };
+  // schedules (issue 23): CRUD and the agent's own schedules; the scheduler (also in `background`)
+  schedules: SchedulesService;
+  scheduler: ScheduleScheduler;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -277,6 +285,18 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   runtime.tools.register('knowledge', new KnowledgeToolProvider(knowledge));
   runtime.context.register('knowledge', new KnowledgeContext(knowledge));
 
+  // --- schedules (issue 23)
+  const schedulesRepo = new SchedulesRepository(db);
+  const scheduleAgents = {
+    exists: (org: string, id: string) => agents.exists(org, id),
+    developerAccess: async (org: string, id: string) => (await agents.find(org, id))?.developerAccess,
+  };
+  const schedules = new SchedulesService(schedulesRepo, scheduleAgents, tasks, clock);
+  const scheduler = new ScheduleScheduler(schedulesRepo, new ScheduleFiring(schedulesRepo, tasks, scheduleAgents), clock, log, config.worker.schedulerPollMs);
+  // First in `background`: it stops making tasks before the worker that runs them stops.
+  background.unshift(scheduler);
+  runtime.tools.register('schedule', new ScheduleToolProvider(schedules));
+
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
     await orgs.registerKey(org.id, config.bootstrapApiKey, 'bootstrap');
@@ -313,6 +333,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     knowledge,
     knowledgeIndexer,
     xpander,
+    schedules,
+    scheduler,
     background,
     async close() {
       for (const b of background) await b.stop();

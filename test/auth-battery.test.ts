@@ -110,6 +110,10 @@ const PARAMS: Record<string, ParamRow> = {
   '/activity/:agent_id/:task_id': {
     make: async (ctx) => (await created(ctx, `/v1/agents/${ctx.params.agent_id}/invoke/async`, { input: { text: 'hello' } })).id,
   },
+  // schedules (issue 23)
+  schedule_id: {
+    make: async (ctx) => (await created(ctx, `/v1/agents/${ctx.params.agent_id}/schedules`, { interval_seconds: 3600, invocation: { input: { text: 'battery' } } })).id,
+  },
 };
 
 interface Sample {
@@ -143,6 +147,7 @@ const SAMPLES: Record<string, Sample> = {
   'POST /knowledge_bases/:kb_id': { body: [{ document_url: 'https://example.com/doc.txt', sync: false }] },
   'DELETE /knowledge_bases/:kb_id': { body: ['0190f1f0-0000-7000-8000-000000000001'] },
   'GET /knowledge_bases/:kb_id': { query: { search_query: 'x' } },
+  'POST /v1/agents/:agent_id/schedules': { body: { interval_seconds: 3600, invocation: { input: { text: 'from-b' } } } },
 };
 
 const paramsOf = (url: string) => [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);

@@ -113,6 +113,7 @@ const TYPICAL_NEW_TASK: Readonly<Partial<TaskRow>> = Object.freeze({
   hitl_decision: null,
   started_at: null,
   finished_at: null,
+  schedule_id: null,
 });
 
 /** The row as an inbox entry: the columns whose value is not the typical one. */

@@ -39,6 +39,7 @@ export function presentTask(r: TaskRow, subExecutions: string[] = []): Task {
     llm_model_name: r.llm_model_name,
     title: r.title,
     user_id: r.user_id,
+    schedule_id: r.schedule_id ?? null,
     hitl_request: hitl && r.status === 'paused' ? { tool: hitl.tool, arguments: hitl.arguments, requested_at: isoTime(hitl.requested_at) } : null,
   };
 }

@@ -61,6 +61,8 @@ export interface Task {
   llm_model_name: string | null;
   title: string | null;
   user_id: string | null;
+  /** The schedule whose occurrence made this task (source `schedule`); null otherwise. */
+  schedule_id?: string | null;
   /** Set while a supervised task is `paused` for a person's decision (POST /v1/tasks/{id}/approve|reject). */
   hitl_request?: HitlRequest | null;
 }
@@ -95,6 +97,8 @@ export interface TaskSubmission {
   userTokens?: Record<string, string>;
   disableAttachmentInjection?: boolean;
   parentExecution?: string | null;
+  /** The schedule whose occurrence this is (source `schedule`). */
+  scheduleId?: string;
   /**
    * The agent as the caller already read it in this request (the webhook receiver checks it before submitting):
    * one snapshot per submission instead of a second read. Must be the version the submission names.

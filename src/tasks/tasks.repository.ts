@@ -24,6 +24,8 @@ export interface TaskFilter {
   parentExecution?: string;
   fromMs?: number;
   toMs?: number;
+  /** Tasks made by one schedule's occurrences (src/schedules/). */
+  scheduleId?: string;
 }
 
 /** The fields a continuation resets: a new run of the same conversation, back in the queue. */
@@ -161,6 +163,7 @@ export class TasksRepository {
     if (f.parentExecution) q = q.where('parent_execution', '=', f.parentExecution);
     if (f.fromMs !== undefined) q = q.where('created_at', '>=', f.fromMs);
     if (f.toMs !== undefined) q = q.where('created_at', '<=', f.toMs);
+    if (f.scheduleId !== undefined) q = q.where('schedule_id', '=', f.scheduleId);
     const [rows, count] = await Promise.all([
       q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
       q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),

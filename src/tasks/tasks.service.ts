@@ -42,6 +42,16 @@ interface Prepared {
  */
 export type RunStart = 'now' | 'after-send';
 
+/** The claim a task is committed with (TasksService.enqueueClaimed); `trx` is the transaction both share. */
+export interface ClaimHooks {
+  /** Claims the occurrence for the task `taskId`; false when another process has it (nothing is committed). */
+  claim(trx: Transaction<Database>, taskId: string): Promise<boolean>;
+  /** Records what came of the claim: the task made, or the limit that stopped it. */
+  settle(trx: Transaction<Database>, outcome: { taskId?: string; limited?: string }): Promise<void>;
+}
+
+export type ClaimedTask = { claimed: false } | { claimed: true; task?: Task; limited?: string };
+
 export interface TaskPage {
   items: Task[];
   total: number;
@@ -148,6 +158,39 @@ export class TasksService implements TaskSubmitter {
         throw err;
       }
     }
+  }
+
+  /**
+   * Commits a new task in the same transaction as `hooks.claim` (a schedule's occurrence, src/schedules/): both or
+   * neither, so however many processes race for one occurrence, one task comes of it. The task is an ordinary one:
+   * the checks of `submit` (which throw before anything is written), the agent's daily limit counted in the
+   * transaction, the same row, run and `task_created` event. `claim` false (another process has the occurrence)
+   * commits nothing; over the daily limit the claim commits without a task and `hooks.settle` records why.
+   */
+  async enqueueClaimed(s: TaskSubmission, hooks: ClaimHooks): Promise<ClaimedTask> {
+    const { strategies, fields, now } = await this.prepare(s);
+    if (s.taskId !== undefined) throw new Error('a claimed submission makes a new task; it takes no task id');
+    if (strategies.maxRunsPerDay !== undefined) await this.inbox.settle();
+    const id = newId();
+    const out = await this.repo.transaction(async (trx): Promise<ClaimedTask> => {
+      if (!(await hooks.claim(trx, id))) return { claimed: false };
+      if (strategies.maxRunsPerDay !== undefined) {
+        const over = await this.overDailyLimit(trx, s, strategies.maxRunsPerDay, now);
+        if (over) {
+          await hooks.settle(trx, { limited: over.message });
+          return { claimed: true, limited: over.message };
+        }
+      }
+      const row = newTaskRow(s, id, fields, now);
+      await this.repo.insert(trx, row);
+      await this.repo.insertRun(trx, { organization_id: s.organizationId, task_id: id, run: row.run, agent_id: s.agentId, created_at: now });
+      const task = presentTask(row);
+      await this.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
+      await hooks.settle(trx, { taskId: id });
+      return { claimed: true, task };
+    });
+    if (out.claimed && out.task) this.published(s.organizationId, id, false);
+    return out;
   }
 
   /** The checks every submission passes, and the fields its run stores. */
@@ -345,13 +388,17 @@ export class TasksService implements TaskSubmitter {
   }
 
   private async checkDailyLimit(trx: Transaction<Database>, s: TaskSubmission, max: number, now: number): Promise<void> {
+    const over = await this.overDailyLimit(trx, s, max, now);
+    if (over) throw new AppError('rate_limited', over.message, { retryAfter: over.retryAfter });
+  }
+
+  /** Whether the agent's runs of this UTC day reached `max` (locks the agent's count until the transaction ends). */
+  private async overDailyLimit(trx: Transaction<Database>, s: TaskSubmission, max: number, now: number): Promise<{ message: string; retryAfter: number } | undefined> {
     const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
     await this.repo.lockAgentRuns(trx, s.organizationId, s.agentId);
     const used = await this.repo.countRunsSince(s.organizationId, s.agentId, dayStart, trx);
-    if (used >= max) {
-      const retryAfter = Math.max(1, Math.ceil((dayStart + DAY_MS - now) / 1000));
-      throw new AppError('rate_limited', `The agent's limit of ${max} runs per day is reached`, { retryAfter });
-    }
+    if (used < max) return undefined;
+    return { message: `The agent's limit of ${max} runs per day is reached`, retryAfter: Math.max(1, Math.ceil((dayStart + DAY_MS - now) / 1000)) };
   }
 
   private async present(row: TaskRow): Promise<Task> {
@@ -436,6 +483,7 @@ function newTaskRow(s: TaskSubmission, id: string, f: ContinuationFields, now: n
     updated_at: now,
     started_at: null,
     finished_at: null,
+    schedule_id: s.scheduleId ?? null,
   };
 }
 

@@ -54,6 +54,8 @@ export interface TasksTables {
     updated_at: number;
     started_at: number | null;
     finished_at: number | null;
+    /** The schedule whose occurrence made the task (src/schedules/); null otherwise. */
+    schedule_id: string | null;
   };
   /** The execution trace (CONTRACT section 6 event envelope), in insertion order. */
   task_events: {

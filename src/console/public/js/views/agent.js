@@ -3,6 +3,7 @@ import { h, replaceChildren } from '../dom.js';
 import { dataTable, errorAlert, facts, jsonBlock, jsonDetails, liveUpdate, loading, pager, poll, statusBadge, timeEl } from '../components.js';
 import { renderWebhookChannel } from './webhook-channel.js';
 import { taskTable, taskTableState } from './task-table.js';
+import { schedulesPanel } from './schedules-panel.js';
 
 const TASKS_POLL_MS = 3000;
 
@@ -28,6 +29,7 @@ export async function renderAgent(root, ctx, agentId) {
     tasksBody,
   );
 
+  const schedules = schedulesPanel(ctx, agent);
   replaceChildren(root, 
     h(
       'div',
@@ -38,6 +40,7 @@ export async function renderAgent(root, ctx, agentId) {
     agent.description ? h('p', { class: 'lead' }, agent.description) : null,
     h('div', { class: 'grid-2' }, configuration(agent), webhook),
     tasks,
+    schedules.section,
     versions,
   );
 
@@ -45,8 +48,10 @@ export async function renderAgent(root, ctx, agentId) {
     renderWebhookChannel(webhook, ctx, agent),
     renderVersions(versions, ctx, agent, 1),
     refreshTasks(),
+    schedules.refresh().catch(() => {}),
   ]);
   poll(refreshTasks, TASKS_POLL_MS, ctx.signal);
+  poll(schedules.refresh, TASKS_POLL_MS, ctx.signal);
 
   async function refreshTasks() {
     try {
