@@ -66,6 +66,12 @@ import { KnowledgeIndexer } from './knowledge/knowledge.indexer.js';
 import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
+import { MemoryContext, UserContext } from './memory/memory-context.js';
+import { MemoryExtractor } from './memory/memory-extractor.js';
+import { MemoryRepository } from './memory/memory.repository.js';
+import { MemoryService } from './memory/memory.service.js';
+import { MemoryToolProvider } from './runtime/tools/memory.tools.js';
+import { TasksRepository } from './tasks/tasks.repository.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -114,6 +120,9 @@ export interface Container {
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
   knowledge: KnowledgeService;
   knowledgeIndexer: KnowledgeIndexer;
+  // memory (issue 26): memories of agents and users; extraction after tasks (also in `background`)
+  memories: MemoryService;
+  memoryExtractor: MemoryExtractor;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -273,6 +282,32 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   runtime.tools.register('knowledge', new KnowledgeToolProvider(knowledge));
   runtime.context.register('knowledge', new KnowledgeContext(knowledge));
 
+  // --- memory (issue 26): user and agent memories, session summaries, the "about the user" context
+  const memoryRepo = new MemoryRepository(db);
+  const memories = new MemoryService(memoryRepo, { exists: async (org, id) => (await agents.find(org, id)) !== undefined }, clock);
+  const taskTrace = new TasksRepository(db);
+  const memoryExtractor = new MemoryExtractor({
+    memories,
+    llm: runtime.llm,
+    clock,
+    log,
+    trace: {
+      append: async (organizationId, taskId, type, data) => {
+        await taskTrace.appendEvent(undefined, { organization_id: organizationId, task_id: taskId, type, time: clock.now(), data: JSON.stringify(data) });
+        tasksModule.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: false });
+      },
+    },
+  });
+  background.push(memoryExtractor);
+  runtime.hooks.observe('memory', memoryExtractor);
+  runtime.hooks.summaries = {
+    get: (org, taskId) => memoryRepo.summary(org, taskId),
+    put: (org, taskId, run, summary) => memoryRepo.putSummary(org, taskId, run, summary, clock.now()),
+  };
+  runtime.tools.register('memory', new MemoryToolProvider(memories));
+  runtime.context.register('memories', new MemoryContext(memories));
+  runtime.context.register('user', new UserContext());
+
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
     await orgs.registerKey(org.id, config.bootstrapApiKey, 'bootstrap');
@@ -305,6 +340,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     taskWorker: tasksModule.worker,
     knowledge,
     knowledgeIndexer,
+    memories,
+    memoryExtractor,
     background,
     async close() {
       for (const b of background) await b.stop();

@@ -1,3 +1,4 @@
+import { memoriesRoutes } from './routes/memories.routes.js';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../container.js';
@@ -24,7 +25,7 @@ import { connectorsRoutes } from './routes/connectors.routes.js';
 export type RouteModule = (router: Router, c: Container) => void;
 
 /** Add one line per resource. */
-const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes];
+const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, memoriesRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   const app = createFastify(c.log, { maxJsonDepth: c.config.maxJsonDepth });

@@ -6,14 +6,17 @@ import { ProviderConfigError } from '../llm/llm-providers.js';
 import type { LlmService } from '../llm/llm.service.js';
 import type { RunContextAgent, ToolCallContext } from '../tools/tool-kinds.js';
 import type { ContextContributorRegistry } from './context-contributors.js';
-import { boundHistory, historyToModelMessages, nextRunNumber } from './history.js';
+import { nextRunNumber } from './history.js';
+import { buildHistoryContext, historySettings } from './history-context.js';
+import type { RunHooks } from './run-hooks.js';
+import { compressionSettings, ToolResultCompressor } from './tool-result-compression.js';
 import { JsonSchemaValidator } from './json-output.js';
 import type { SchemaChecker } from '../lib/schema-checker.js';
 import { LlmCallError } from './llm-step.js';
 import { buildSystemPrompt, buildUserMessage, outputSpec } from './prompt.js';
 import { runLimits } from './run-settings.js';
 import { RunAbortedError, type RunOutcome, type RunRequest, type TaskRunner } from './task-runner.js';
-import { runToolLoop, type RunState } from './tool-loop.js';
+import { addTokens, runToolLoop, type RunState } from './tool-loop.js';
 import { ToolBuildError, type RuntimeToolRegistry } from './tools/index.js';
 
 export interface AgentRunnerDeps {
@@ -24,6 +27,8 @@ export interface AgentRunnerDeps {
   log: Logger;
   /** Checks output_schema and tool arguments off the main thread. */
   schemaChecker: SchemaChecker;
+  /** Session summaries' store and the observers of finished runs (memory). */
+  hooks: RunHooks;
 }
 
 /**
@@ -34,6 +39,12 @@ export class AgentRunner implements TaskRunner {
   constructor(private readonly deps: AgentRunnerDeps) {}
 
   async run(req: RunRequest): Promise<RunOutcome> {
+    const outcome = await this.runOnce(req);
+    this.deps.hooks.notify(req, outcome);
+    return outcome;
+  }
+
+  private async runOnce(req: RunRequest): Promise<RunOutcome> {
     const { task, agent, extras } = req;
     const now = () => this.deps.clock.now();
     const runNumber = nextRunNumber(req.history);
@@ -77,6 +88,19 @@ export class AgentRunner implements TaskRunner {
 
       const output = outputSpec(task, agent);
       const limits = runLimits(agent);
+      const call = { model: resolved.model, provider: resolved.provider, modelName: resolved.modelName, providerOptions: resolved.providerOptions };
+      const history = await buildHistoryContext({
+        req,
+        settings: historySettings(agent, limits.numHistoryRuns),
+        store: this.deps.hooks.summaries,
+        call,
+        now,
+        log: this.deps.log,
+      });
+      state.tokens = addTokens(state.tokens, history.tokens);
+      if (history.summary) sections.unshift({ title: 'Summary of the earlier conversation', text: history.summary });
+      const compression = compressionSettings(agent);
+      const compressor = compression ? new ToolResultCompressor(compression, call, req, now, this.deps.log) : undefined;
       const system = buildSystemPrompt({
         agent,
         task,
@@ -87,7 +111,7 @@ export class AgentRunner implements TaskRunner {
         now: now(),
       });
       const messages: ModelMessage[] = [
-        ...historyToModelMessages(boundHistory(req.history, limits.numHistoryRuns)),
+        ...history.messages,
         { role: 'user', content: buildUserMessage(task.input, !extras.disableAttachmentInjection) },
       ];
 
@@ -111,9 +135,11 @@ export class AgentRunner implements TaskRunner {
           run: runNumber,
           now,
           validator: new JsonSchemaValidator(this.deps.schemaChecker, task.organization_id),
+          beforeStep: compressor && ((m) => compressor.apply(m)),
         },
         state,
       );
+      if (compressor) state.tokens = addTokens(state.tokens, compressor.tokens);
       return outcome(r.status, r.result);
     } catch (e) {
       if (req.signal.aborted) throw new RunAbortedError(state.tokens, state.thread, req.signal.reason);

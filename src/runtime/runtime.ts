@@ -9,6 +9,7 @@ import { createEgressPolicy, createSafeFetch } from '../net/safe-fetch.js';
 import type { TaskSubmitter } from '../tasks/task.types.js';
 import { AgentRunner } from './agent-runner.js';
 import { ContextContributorRegistry } from './context-contributors.js';
+import { RunHooks } from './run-hooks.js';
 import type { TaskRunner } from './task-runner.js';
 import { AgentToolProvider, type SubAgentInfo } from './tools/agent.tools.js';
 import type { SchemaChecker } from '../lib/schema-checker.js';
@@ -26,6 +27,8 @@ export interface Runtime {
   tools: RuntimeToolRegistry;
   context: ContextContributorRegistry;
   llm: LlmService;
+  /** Session summaries' store and observers of finished runs (the memory domain registers both). */
+  hooks: RunHooks;
 }
 
 export interface RuntimeDeps {
@@ -78,6 +81,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     }),
   );
   const context = new ContextContributorRegistry(deps.log);
-  const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker });
-  return { runner, tools, context, llm };
+  const hooks = new RunHooks(deps.log);
+  const runner = new AgentRunner({ llm, tools, context, hooks, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker });
+  return { runner, tools, context, llm, hooks };
 }

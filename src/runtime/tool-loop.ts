@@ -33,6 +33,8 @@ export interface ToolLoopInput {
   run: number;
   now: () => number;
   validator: JsonSchemaValidator;
+  /** Called before each model call after the first, with the messages it will be sent (tool_calls_compression). */
+  beforeStep?: (messages: ModelMessage[]) => Promise<void>;
 }
 
 export interface ToolLoopResult {
@@ -78,6 +80,7 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     // Corrective json turns do not count against the iteration limit: they exist because of the format, not the task.
     const allowTools = input.tools.length > 0 && iteration - repairs < limits.maxIterations && toolCallsUsed < limits.maxToolCalls;
     const toolsWereUsed = toolCallsUsed > 0 && !allowTools;
+    if (iteration > 1) await input.beforeStep?.(messages);
     const step = await runLlmStep({
       model: input.model,
       provider: input.provider,
