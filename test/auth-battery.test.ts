@@ -95,6 +95,15 @@ const PARAMS: Record<string, ParamRow> = {
     make: async (ctx) => (await created(ctx, `/v1/connectors/${ctx.params.connector_id}/connect`, { name: 'battery', base_url: 'https://api.example.com' })).id,
   },
   operation_id: { make: async () => 'listPets' },
+  // memories (issue 26): a user id is not an organization's resource (B lists its own, empty, memories of that id);
+  // a memory is, under its agent and under its user.
+  '/v1/users/:user_id': { make: async () => `battery-user-${unique()}`, scoped: false },
+  memory_id: {
+    make: async (ctx) =>
+      ctx.params.agent_id
+        ? (await created(ctx, `/v1/agents/${ctx.params.agent_id}/memories`, { content: 'Likes tea.', user_id: 'battery-user' })).id
+        : (await created(ctx, `/v1/users/${ctx.params.user_id}/memories`, { agent_id: await agentFor(ctx), content: 'Likes tea.' })).id,
+  },
 };
 
 interface Sample {
@@ -123,6 +132,9 @@ const SAMPLES: Record<string, Sample> = {
   'GET /v1/knowledge/:kb_id/search': { query: { search_query: 'x' } },
   'POST /v1/connectors/:connector_id/connect': { body: { name: 'from-b', base_url: 'https://api.example.com' } },
   'PUT /v1/mcp_servers/:id/user_tokens/:user_id': { body: { access_token: 'from-b' } },
+  'POST /v1/agents/:agent_id/memories': { body: { content: 'from-b' } },
+  'PATCH /v1/agents/:agent_id/memories/:memory_id': { body: { content: 'from-b' } },
+  'PATCH /v1/users/:user_id/memories/:memory_id': { body: { content: 'from-b' } },
 };
 
 const paramsOf = (url: string) => [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
