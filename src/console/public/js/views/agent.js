@@ -3,6 +3,7 @@ import { h, replaceChildren } from '../dom.js';
 import { dataTable, errorAlert, facts, jsonBlock, jsonDetails, liveUpdate, loading, pager, poll, statusBadge, timeEl } from '../components.js';
 import { renderWebhookChannel } from './webhook-channel.js';
 import { taskTable, taskTableState } from './task-table.js';
+import { renderMemories } from './memories.js';
 
 const TASKS_POLL_MS = 3000;
 
@@ -15,6 +16,7 @@ export async function renderAgent(root, ctx, agentId) {
 
   const webhook = h('section', { class: 'panel', 'aria-labelledby': 'webhook-title' }, h('h2', { id: 'webhook-title' }, 'Webhook'));
   const versions = h('section', { class: 'panel', 'aria-labelledby': 'versions-title' }, h('h2', { id: 'versions-title' }, 'Versions'));
+  const memories = h('section', { class: 'panel', 'aria-labelledby': 'memories-title' }, h('h2', { id: 'memories-title' }, 'Memories'));
   const tasksBody = h('div', {}, loading('Loading tasks…'));
   const tasks = h(
     'section',
@@ -39,11 +41,13 @@ export async function renderAgent(root, ctx, agentId) {
     h('div', { class: 'grid-2' }, configuration(agent), webhook),
     tasks,
     versions,
+    memories,
   );
 
   await Promise.all([
     renderWebhookChannel(webhook, ctx, agent),
     renderVersions(versions, ctx, agent, 1),
+    renderMemories(memories, ctx, agent),
     refreshTasks(),
   ]);
   poll(refreshTasks, TASKS_POLL_MS, ctx.signal);
