@@ -18,7 +18,7 @@ import type { MemoryChanges, MemoryService } from './memory.service.js';
  * half of one), and one `llm_call` event with purpose `memory_extraction` goes into the task's trace.
  */
 
-export const EXTRACTION_LIMITS = { queued: 500, concurrent: 2, exchangeChars: 12_000, knownMemories: 30, timeoutMs: 60_000 };
+export const EXTRACTION_LIMITS = { queued: 500, concurrent: 2, exchangeChars: 12_000, timeoutMs: 60_000 };
 
 export const EXTRACTION_SYSTEM = `You maintain the long-term memory of an AI agent. From the exchange below, decide which durable facts to remember.
 Remember only facts likely to matter in later conversations: preferences, personal details the user shared, decisions, recurring needs.
@@ -118,9 +118,13 @@ export class MemoryExtractor implements RunObserver, Startable {
       throw err;
     }
     const parsed = parseChanges(text);
+    const batches = [
+      ...(userId && parsed.user ? [{ userId, changes: parsed.user }] : []),
+      ...(s.agentMemories && parsed.agent ? [{ userId: null, changes: parsed.agent }] : []),
+    ];
+    const applied = await this.deps.memories.applyAll(org, agent.id, batches, 'extracted', task.id);
     const result: Record<string, unknown> = {};
-    if (userId && parsed.user) result.user = await this.deps.memories.apply(org, agent.id, userId, parsed.user, 'extracted', task.id);
-    if (s.agentMemories && parsed.agent) result.agent = await this.deps.memories.apply(org, agent.id, null, parsed.agent, 'extracted', task.id);
+    batches.forEach((b, i) => (result[b.userId === null ? 'agent' : 'user'] = applied[i]));
     await this.deps.trace.append(org, task.id, 'llm_call', {
       ...base,
       latency_ms: this.deps.clock.now() - started,

@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
@@ -148,36 +150,57 @@ export class MemoryService {
    * of them. Ids that are not the owner's are skipped, so a model cannot reach another user's memories.
    */
   async apply(org: string, agentId: string, userId: string | null, changes: MemoryChanges, source: MemorySource, taskId: string | null): Promise<AppliedChanges> {
-    const result: AppliedChanges = { added: [], updated: [], deleted: [], skipped: [] };
+    const [r] = await this.applyAll(org, agentId, [{ userId, changes }], source, taskId);
+    return r!;
+  }
+
+  /** Several owners' batches (an extraction's user and shared changes) in one transaction. */
+  async applyAll(org: string, agentId: string, batches: { userId: string | null; changes: MemoryChanges }[], source: MemorySource, taskId: string | null): Promise<AppliedChanges[]> {
     const now = this.clock.now();
-    await this.repo.transaction(async (k) => {
-      const owned = async (id: string) => {
-        const row = await this.repo.find(org, id, k);
-        return row && row.agent_id === agentId && row.user_id === userId;
-      };
-      for (const id of changes.delete) {
-        if ((await owned(id)) && (await this.repo.delete(org, id, k))) result.deleted.push(id);
-        else result.skipped.push(`delete ${id}: no such memory`);
-      }
-      for (const u of changes.update) {
-        const text = clean(u.content);
-        if (text && (await owned(u.id)) && (await this.repo.update(org, u.id, text, now, k))) result.updated.push(u.id);
-        else result.skipped.push(`update ${u.id}: no such memory or empty text`);
-      }
-      let count = await this.repo.count(org, { agentId, userId }, k);
-      for (const raw of changes.add) {
-        const text = clean(raw);
-        if (!text) continue;
-        if (count >= capOf(userId)) {
-          result.skipped.push(`add: limit of ${capOf(userId)} memories reached`);
-          continue;
-        }
-        const id = newId();
-        await this.repo.insert({ id, organization_id: org, agent_id: agentId, user_id: userId, content: text, source, task_id: taskId, created_at: now, updated_at: now }, k);
-        result.added.push(id);
-        count++;
-      }
+    return this.repo.transaction(async (k) => {
+      const out: AppliedChanges[] = [];
+      for (const b of batches) out.push(await this.applyIn(k, org, agentId, b.userId, b.changes, source, taskId, now));
+      return out;
     });
+  }
+
+  private async applyIn(
+    k: Kysely<Database>,
+    org: string,
+    agentId: string,
+    userId: string | null,
+    changes: MemoryChanges,
+    source: MemorySource,
+    taskId: string | null,
+    now: number,
+  ): Promise<AppliedChanges> {
+    const result: AppliedChanges = { added: [], updated: [], deleted: [], skipped: [] };
+    const owned = async (id: string) => {
+      const row = await this.repo.find(org, id, k);
+      return row && row.agent_id === agentId && row.user_id === userId;
+    };
+    for (const id of changes.delete) {
+      if ((await owned(id)) && (await this.repo.delete(org, id, k))) result.deleted.push(id);
+      else result.skipped.push(`delete ${id}: no such memory`);
+    }
+    for (const u of changes.update) {
+      const text = clean(u.content);
+      if (text && (await owned(u.id)) && (await this.repo.update(org, u.id, text, now, k))) result.updated.push(u.id);
+      else result.skipped.push(`update ${u.id}: no such memory or empty text`);
+    }
+    let count = await this.repo.count(org, { agentId, userId }, k);
+    for (const raw of changes.add) {
+      const text = clean(raw);
+      if (!text) continue;
+      if (count >= capOf(userId)) {
+        result.skipped.push(`add: limit of ${capOf(userId)} memories reached`);
+        continue;
+      }
+      const id = newId();
+      await this.repo.insert({ id, organization_id: org, agent_id: agentId, user_id: userId, content: text, source, task_id: taskId, created_at: now, updated_at: now }, k);
+      result.added.push(id);
+      count++;
+    }
     return result;
   }
 
