@@ -93,6 +93,34 @@ describe.each(TEST_DBS)('memory (%s)', (kind) => {
     expect((await t.req('GET', `/v1/users/${ada.id}/memories`)).json().total).toBe(0);
   });
 
+  it('changes nothing when the extraction answer is not the expected JSON, and says so in the trace', async () => {
+    const agent = await t.createAgent({ ...llmFields(), agno_settings: { user_memories: true, agent_memories: true } });
+    extractions.push('I think the user likes tea');
+    const task = await invoke(agent, { input: { text: 'I like tea.', user: ada } });
+    await t.c.memoryExtractor.idle();
+    const [traced] = (await events(task.id)).filter((e) => e.type === 'llm_call' && e.data.purpose === 'memory_extraction');
+    expect(traced!.data.error).toMatch(/expected JSON/);
+    expect((await t.req('GET', `/v1/agents/${agent}/memories`)).json().total).toBe(0);
+    // A shared fact goes to the agent's shared memories, recalled for anyone.
+    extractions.push({ user: { add: [] }, agent: { add: ['Customers often ask about tea.'] } });
+    await invoke(agent, { input: { text: 'Do you sell tea?', user: { id: 'u-carl' } } });
+    await t.c.memoryExtractor.idle();
+    const shared = (await t.req('GET', `/v1/agents/${agent}/memories?scope=agent`)).json();
+    expect(shared.items.map((m: any) => m.content)).toEqual(['Customers often ask about tea.']);
+  });
+
+  it('refuses a memory past the per-user bound with 409', async () => {
+    const agent = await t.createAgent(llmFields());
+    for (let i = 0; i < 100; i++) {
+      const r = await t.req('POST', `/v1/agents/${agent}/memories`, { content: `Fact ${i}.`, user_id: 'u-full' });
+      expect(r.statusCode, r.body).toBe(201);
+    }
+    const over = await t.req('POST', `/v1/agents/${agent}/memories`, { content: 'One too many.', user_id: 'u-full' });
+    expect(over.statusCode).toBe(409);
+    expect(over.json().detail).toMatch(/limit/);
+    expect((await t.req('POST', `/v1/agents/${agent}/memories`, { content: 'Another user is fine.', user_id: 'u-other' })).statusCode).toBe(201);
+  });
+
   it('leaves the user out of the prompt when add_user_to_context is false, and extracts nothing without the switches', async () => {
     const agent = await t.createAgent({ ...llmFields(), agno_settings: { add_user_to_context: false } });
     await invoke(agent, { input: { text: 'Hello', user: ada } });
