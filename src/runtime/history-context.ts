@@ -89,9 +89,10 @@ async function summaryOf(input: HistoryContextInput, older: ThreadMessage[][]): 
   const lastOlder = runNumber(older[older.length - 1]!, older.length - 1);
   const stored = store ? await store.get(org, req.task.id) : undefined;
   if (stored && stored.coveredRun >= lastOlder) return { summary: stored.summary, tokens: none };
-  const missing = older.filter((r, i) => runNumber(r, i) > (stored?.coveredRun ?? 0));
+  const numbered = older.map((r, i) => ({ run: runNumber(r, i), messages: r }));
+  const missing = numbered.filter((r) => r.run > (stored?.coveredRun ?? 0));
   // The newest part of the transcript wins when it is too long: the stored summary already holds what came before.
-  let transcript = transcriptOf(missing.flat());
+  let transcript = transcriptOf(missing.flatMap((r) => r.messages));
   if (transcript.length > SUMMARY_LIMITS.transcriptChars) transcript = transcript.slice(-SUMMARY_LIMITS.transcriptChars);
   const prompt = `${stored ? `Summary so far:\n${stored.summary}\n\n` : ''}Conversation to add to the summary:\n${transcript}\n\nWrite the updated summary.`;
   const started = input.now();
@@ -104,7 +105,7 @@ async function summaryOf(input: HistoryContextInput, older: ThreadMessage[][]): 
       model: input.call.modelName,
       latency_ms: input.now() - started,
       tokens: r.tokens,
-      summarized_runs: missing.map((m, i) => runNumber(m, i)),
+      summarized_runs: missing.map((r) => r.run),
     });
     if (summary && store) await store.put(org, req.task.id, lastOlder, summary);
     return { summary: summary || stored?.summary || null, tokens: r.tokens };
