@@ -63,9 +63,11 @@ export class MemoryExtractor implements RunObserver, Startable {
   /** Drops what is queued and waits (bounded) for the extractions under way. */
   async stop(): Promise<void> {
     this.queue.length = 0;
-    const pending = Promise.all([...this.inFlight]);
-    await Promise.race([pending, new Promise((r) => setTimeout(r, 5000).unref())]);
+    const settled = (ms: number) => Promise.race([Promise.all([...this.inFlight]), new Promise((r) => setTimeout(r, ms).unref())]);
+    await settled(5000);
+    // Whatever is still calling the model is cancelled, and given a moment to end before the database closes.
     this.stopping.abort(new Error('shutting down'));
+    await settled(1000);
   }
 
   /** Resolves when nothing is queued or under way (tests, shutdown). */
@@ -114,7 +116,9 @@ export class MemoryExtractor implements RunObserver, Startable {
       text = r.text;
       tokens = r.tokens;
     } catch (err) {
-      await this.deps.trace.append(org, task.id, 'llm_call', { ...base, latency_ms: this.deps.clock.now() - started, error: (err as Error).message });
+      if (!this.stopping.signal.aborted) {
+        await this.deps.trace.append(org, task.id, 'llm_call', { ...base, latency_ms: this.deps.clock.now() - started, error: (err as Error).message });
+      }
       throw err;
     }
     const parsed = parseChanges(text);
@@ -147,7 +151,7 @@ function promptOf(known: { id: string; userId: string | null; content: string }[
   const list = (xs: typeof known) => (xs.length ? xs.map((m) => `- [${m.id}] ${m.content}`).join('\n') : '(none)');
   const parts = [];
   if (user) parts.push(`Memories about this user:\n${list(known.filter((m) => m.userId !== null))}`);
-  else parts.push('There is no user id: leave "user" empty.');
+  else parts.push('Keep nothing about this user: leave "user" empty.');
   if (agent) parts.push(`Memories for every user:\n${list(known.filter((m) => m.userId === null))}`);
   else parts.push('Leave "agent" empty.');
   parts.push(`Exchange:\n${exchange}`);
