@@ -66,12 +66,9 @@ import { KnowledgeIndexer } from './knowledge/knowledge.indexer.js';
 import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
-import { MemoryContext, UserContext } from './memory/memory-context.js';
-import { MemoryExtractor } from './memory/memory-extractor.js';
-import { MemoryRepository } from './memory/memory.repository.js';
-import { MemoryService } from './memory/memory.service.js';
-import { MemoryToolProvider } from './runtime/tools/memory.tools.js';
-import { TasksRepository } from './tasks/tasks.repository.js';
+import type { MemoryExtractor } from './memory/memory-extractor.js';
+import { createMemoryModule } from './memory/memory.module.js';
+import type { MemoryService } from './memory/memory.service.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -283,30 +280,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   runtime.context.register('knowledge', new KnowledgeContext(knowledge));
 
   // --- memory (issue 26): user and agent memories, session summaries, the "about the user" context
-  const memoryRepo = new MemoryRepository(db);
-  const memories = new MemoryService(memoryRepo, { exists: async (org, id) => (await agents.find(org, id)) !== undefined }, clock);
-  const taskTrace = new TasksRepository(db);
-  const memoryExtractor = new MemoryExtractor({
-    memories,
-    llm: runtime.llm,
-    clock,
-    log,
-    trace: {
-      append: async (organizationId, taskId, type, data) => {
-        await taskTrace.appendEvent(undefined, { organization_id: organizationId, task_id: taskId, type, time: clock.now(), data: JSON.stringify(data) });
-        tasksModule.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: false });
-      },
-    },
-  });
-  background.push(memoryExtractor);
-  runtime.hooks.observe('memory', memoryExtractor);
-  runtime.hooks.summaries = {
-    get: (org, taskId) => memoryRepo.summary(org, taskId),
-    put: (org, taskId, run, summary) => memoryRepo.putSummary(org, taskId, run, summary, clock.now()),
-  };
-  runtime.tools.register('memory', new MemoryToolProvider(memories));
-  runtime.context.register('memories', new MemoryContext(memories));
-  runtime.context.register('user', new UserContext());
+  const memory = createMemoryModule({ db, runtime, clock, log, signals: tasksModule.signals, agents: { exists: async (org, id) => (await agents.find(org, id)) !== undefined } });
+  background.push(memory.extractor);
 
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
@@ -340,8 +315,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     taskWorker: tasksModule.worker,
     knowledge,
     knowledgeIndexer,
-    memories,
-    memoryExtractor,
+    memories: memory.memories,
+    memoryExtractor: memory.extractor,
     background,
     async close() {
       for (const b of background) await b.stop();
