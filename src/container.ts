@@ -280,7 +280,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   runtime.context.register('knowledge', new KnowledgeContext(knowledge));
 
   // --- memory (issue 26): user and agent memories, session summaries, the "about the user" context
-  const memory = createMemoryModule({ db, runtime, clock, log, signals: tasksModule.signals, agents: { exists: async (org, id) => (await agents.find(org, id)) !== undefined } });
+  const memory = createMemoryModule({ db, runtime, clock, log, embeddings, signals: tasksModule.signals, agents: { exists: async (org, id) => (await agents.find(org, id)) !== undefined } });
   background.push(memory.extractor);
 
   if (config.bootstrapApiKey) {

@@ -1,5 +1,6 @@
 import type { Startable } from '../container.js';
 import type { Db } from '../db/database.js';
+import type { EmbeddingProvider } from '../knowledge/embeddings.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { MemoryToolProvider } from '../runtime/tools/memory.tools.js';
@@ -22,9 +23,18 @@ export interface MemoryModule {
  * "about the user" context contributors, the agentic memory tools, the session summaries' store and the extraction
  * observer). Extraction events go to the task's trace through the tasks repository, with the task's signal.
  */
-export function createMemoryModule(d: { db: Db; agents: AgentLookup; runtime: Runtime; signals: Pick<TaskSignals, 'publish'>; clock: Clock; log: Logger }): MemoryModule {
+export function createMemoryModule(d: {
+  db: Db;
+  agents: AgentLookup;
+  runtime: Runtime;
+  signals: Pick<TaskSignals, 'publish'>;
+  /** The knowledge bases' embedding endpoint (AGENTRY_EMBEDDINGS_*), when configured. */
+  embeddings: EmbeddingProvider | undefined;
+  clock: Clock;
+  log: Logger;
+}): MemoryModule {
   const repo = new MemoryRepository(d.db);
-  const memories = new MemoryService(repo, d.agents, d.clock);
+  const memories = new MemoryService(repo, d.agents, d.clock, d.embeddings);
   const taskTrace = new TasksRepository(d.db);
   const extractor = new MemoryExtractor({
     memories,

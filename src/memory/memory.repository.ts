@@ -1,6 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { cosine } from '../knowledge/ranking.js';
+
+/** A memory's embedding columns: both null when there is no vector. */
+export interface Embedded {
+  embedding: string | null;
+  embedding_model: string | null;
+}
 
 export type MemoryRow = Omit<Database['memories'], 'seq'> & { seq: number };
 
@@ -12,6 +19,8 @@ export interface NewMemory {
   content: string;
   source: string;
   task_id: string | null;
+  embedding: string | null;
+  embedding_model: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -62,8 +71,8 @@ export class MemoryRepository {
     await k.insertInto('memories').values(m).execute();
   }
 
-  async update(org: string, id: string, content: string, now: number, k: Kysely<Database> = this.db.kysely): Promise<boolean> {
-    const r = await k.updateTable('memories').set({ content, updated_at: now }).where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
+  async update(org: string, id: string, content: string, embedding: Embedded, now: number, k: Kysely<Database> = this.db.kysely): Promise<boolean> {
+    const r = await k.updateTable('memories').set({ content, ...embedding, updated_at: now }).where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }
 
@@ -107,6 +116,27 @@ export class MemoryRepository {
       order by bm25(memories_fts), m.seq desc
       limit ${limit}`.execute(k);
     return r.rows.map((x) => x.id);
+  }
+
+  /** Ids of the agent's memories for these owners by cosine similarity to `query`, among those embedded by `model`. */
+  async vector(org: string, agentId: string, owners: (string | null)[], model: string, query: number[], limit: number): Promise<string[]> {
+    const users = owners.filter((o): o is string => o !== null);
+    if (!owners.length) return [];
+    const rows = await this.db.kysely
+      .selectFrom('memories')
+      .select(['id', 'embedding'])
+      .where('organization_id', '=', org)
+      .where('agent_id', '=', agentId)
+      .where('embedding_model', '=', model)
+      .where((eb) => eb.or([...(owners.includes(null) ? [eb('user_id', 'is', null)] : []), ...(users.length ? [eb('user_id', 'in', users)] : [])]))
+      // The scope is bounded by the per-user and shared caps; the limit only guards against a bug.
+      .limit(2000)
+      .execute();
+    return rows
+      .map((r) => ({ id: r.id, sim: cosine(query, JSON.parse(r.embedding ?? '[]') as number[]) }))
+      .sort((a, b) => b.sim - a.sim)
+      .slice(0, limit)
+      .map((r) => r.id);
   }
 
   async summary(org: string, taskId: string): Promise<{ coveredRun: number; summary: string } | undefined> {

@@ -3,8 +3,9 @@ import type { Database } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { queryTerms } from '../knowledge/ranking.js';
-import type { MemoryFilter, MemoryRepository, MemoryRow } from './memory.repository.js';
+import type { EmbeddingProvider } from '../knowledge/embeddings.js';
+import { fuse, queryTerms } from '../knowledge/ranking.js';
+import type { Embedded, MemoryFilter, MemoryRepository, MemoryRow } from './memory.repository.js';
 
 /** Bounds: a memory is one short fact; an agent keeps at most this many per user and shared. */
 export const MEMORY_LIMITS = {
@@ -61,6 +62,8 @@ export class MemoryService {
     private readonly repo: MemoryRepository,
     private readonly agents: AgentLookup,
     private readonly clock: Clock,
+    /** The knowledge bases' embedding endpoint, when configured: recall then fuses vector and lexical ranks. */
+    private readonly embeddings?: EmbeddingProvider,
   ) {}
 
   /** `scope` agent: the shared memories; user: memories about users (one user's with `userId`); neither: all. */
@@ -86,8 +89,10 @@ export class MemoryService {
     await this.requireAgent(org, input.agentId);
     const content = clean(input.content);
     if (!content) throw AppError.invalid(['body', 'content'], 'content must not be empty');
+    const [embedded] = await this.embed([content]);
     const now = this.clock.now();
     const row = {
+      ...embedded!,
       id: newId(),
       organization_id: org,
       agent_id: input.agentId,
@@ -111,8 +116,9 @@ export class MemoryService {
     const current = await this.get(org, scope, id);
     const text = clean(content);
     if (!text) throw AppError.invalid(['body', 'content'], 'content must not be empty');
+    const [embedded] = await this.embed([text]);
     const now = this.clock.now();
-    if (!(await this.repo.update(org, id, text, now))) throw AppError.notFound('Memory');
+    if (!(await this.repo.update(org, id, text, embedded!, now))) throw AppError.notFound('Memory');
     return { ...current, content: text, updatedAt: now };
   }
 
@@ -131,7 +137,7 @@ export class MemoryService {
     if (!owners.length) return [];
     const max = MEMORY_LIMITS.recalled;
     const chosen = new Map<string, MemoryRow>();
-    const ranked = await this.repo.lexical(org, agentId, owners, queryTerms(query), max);
+    const ranked = await this.rank(org, agentId, owners, query, max);
     for (const row of await this.repo.findMany(org, ranked)) chosen.set(row.id, row);
     const byRank = ranked.map((id) => chosen.get(id)).filter((r): r is MemoryRow => !!r);
     const recent: MemoryRow[] = [];
@@ -156,10 +162,14 @@ export class MemoryService {
 
   /** Several owners' batches (an extraction's user and shared changes) in one transaction. */
   async applyAll(org: string, agentId: string, batches: { userId: string | null; changes: MemoryChanges }[], source: MemorySource, taskId: string | null): Promise<AppliedChanges[]> {
+    // Vectors are fetched before the transaction: no network call while it holds the database.
+    const texts = [...new Set(batches.flatMap((b) => [...b.changes.add, ...b.changes.update.map((u) => u.content)].map(clean).filter(Boolean)))];
+    const vectors = new Map((await this.embed(texts)).map((e, i) => [texts[i]!, e]));
+    const embedded = (text: string): Embedded => vectors.get(text) ?? { embedding: null, embedding_model: null };
     const now = this.clock.now();
     return this.repo.transaction(async (k) => {
       const out: AppliedChanges[] = [];
-      for (const b of batches) out.push(await this.applyIn(k, org, agentId, b.userId, b.changes, source, taskId, now));
+      for (const b of batches) out.push(await this.applyIn(k, org, agentId, b.userId, b.changes, source, taskId, now, embedded));
       return out;
     });
   }
@@ -173,6 +183,7 @@ export class MemoryService {
     source: MemorySource,
     taskId: string | null,
     now: number,
+    embedded: (text: string) => Embedded,
   ): Promise<AppliedChanges> {
     const result: AppliedChanges = { added: [], updated: [], deleted: [], skipped: [] };
     const owned = async (id: string) => {
@@ -185,7 +196,7 @@ export class MemoryService {
     }
     for (const u of changes.update) {
       const text = clean(u.content);
-      if (text && (await owned(u.id)) && (await this.repo.update(org, u.id, text, now, k))) result.updated.push(u.id);
+      if (text && (await owned(u.id)) && (await this.repo.update(org, u.id, text, embedded(text), now, k))) result.updated.push(u.id);
       else result.skipped.push(`update ${u.id}: no such memory or empty text`);
     }
     let count = await this.repo.count(org, { agentId, userId }, k);
@@ -197,7 +208,7 @@ export class MemoryService {
         continue;
       }
       const id = newId();
-      await this.repo.insert({ id, organization_id: org, agent_id: agentId, user_id: userId, content: text, source, task_id: taskId, created_at: now, updated_at: now }, k);
+      await this.repo.insert({ ...embedded(text), id, organization_id: org, agent_id: agentId, user_id: userId, content: text, source, task_id: taskId, created_at: now, updated_at: now }, k);
       result.added.push(id);
       count++;
     }
@@ -208,6 +219,38 @@ export class MemoryService {
   async ownerOf(org: string, agentId: string, id: string): Promise<string | null | undefined> {
     const row = await this.repo.find(org, id);
     return row && row.agent_id === agentId ? row.user_id : undefined;
+  }
+
+  /**
+   * Lexical rank (the database's full-text engine), fused by reciprocal rank with vector similarity when embeddings
+   * are configured, as knowledge-base search does. A failing embedding call costs only the vector half.
+   */
+  private async rank(org: string, agentId: string, owners: (string | null)[], query: string, max: number): Promise<string[]> {
+    const lexical = await this.repo.lexical(org, agentId, owners, queryTerms(query), max);
+    if (!this.embeddings || !query.trim()) return lexical;
+    let vector: string[] = [];
+    try {
+      const [q] = await this.embeddings.embed([query], AbortSignal.timeout(10_000), 0);
+      vector = await this.repo.vector(org, agentId, owners, this.embeddings.model, q!, max);
+    } catch {
+      return lexical;
+    }
+    // fuse() ranks numeric keys: positions in one list of every id seen.
+    const ids = [...new Set([...lexical, ...vector])];
+    const key = (id: string) => ({ seq: ids.indexOf(id) });
+    return fuse([lexical.map(key), vector.map(key)], max).map((r) => ids[r.seq]!);
+  }
+
+  /** Vectors for texts, or nulls (no endpoint, or it failed: such memories are found lexically only). */
+  private async embed(texts: string[]): Promise<Embedded[]> {
+    const none = texts.map(() => ({ embedding: null, embedding_model: null }));
+    if (!this.embeddings || !texts.length) return none;
+    try {
+      const vectors = await this.embeddings.embed(texts, AbortSignal.timeout(30_000), 0);
+      return vectors.map((v) => ({ embedding: JSON.stringify(v), embedding_model: this.embeddings!.model }));
+    } catch {
+      return none;
+    }
   }
 
   private async page(org: string, f: MemoryFilter, page: number, perPage: number): Promise<{ items: Memory[]; total: number }> {

@@ -12,6 +12,9 @@ export interface MemoryTables {
     /** extracted (after a task) | agentic (the agent's own tool call) | api */
     source: string;
     task_id: string | null;
+    /** JSON array, or null when no embedding endpoint is configured (or the call failed). */
+    embedding: string | null;
+    embedding_model: string | null;
     created_at: number;
     updated_at: number;
   };

@@ -7,7 +7,9 @@ import type { MigrationDef } from './index.js';
  *
  * Recall is lexical in each dialect's own engine, as for knowledge chunks (0007): an FTS5 table (external content,
  * kept in step by triggers, including updates since memories are edited) on libsql; a generated tsvector column
- * with a GIN index on PostgreSQL. `seq` is the integer key FTS5 needs; `id` is the public id.
+ * with a GIN index on PostgreSQL. `seq` is the integer key FTS5 needs; `id` is the public id. Embeddings (when an
+ * embedding endpoint is configured) are JSON text on both dialects: recall compares the few hundred vectors of one
+ * agent and user in the process, so neither libsql's vector type nor pgvector is needed.
  */
 export const memories0019: MigrationDef = {
   name: '0019_memories',
@@ -24,6 +26,8 @@ export const memories0019: MigrationDef = {
       .addColumn('content', 'text', (c) => c.notNull())
       .addColumn('source', 'text', (c) => c.notNull())
       .addColumn('task_id', 'text')
+      .addColumn('embedding', 'text')
+      .addColumn('embedding_model', 'text')
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .addColumn('updated_at', 'bigint', (c) => c.notNull())
       .execute();
