@@ -129,8 +129,8 @@ export class MemoryService {
 
   /**
    * The memories a run of `agentId` for `userId` recalls: the user's (when `user`) and the shared ones (when
-   * `shared`). All of them while they fit; past that, those the task's text matches best (lexical rank in the
-   * database's full-text engine), then the newest.
+   * `shared`). All of them while they fit; past that, those the task's text matches best (see rank), then the
+   * newest.
    */
   async recall(org: string, agentId: string, userId: string | null, query: string, which: { user: boolean; shared: boolean }): Promise<Memory[]> {
     const owners: (string | null)[] = [...(which.user && userId ? [userId] : []), ...(which.shared ? [null] : [])];
