@@ -73,6 +73,9 @@ import { SchedulesService } from './schedules/schedules.service.js';
 import { ScheduleFiring } from './schedules/schedule-firing.js';
 import { ScheduleScheduler } from './schedules/schedule.scheduler.js';
 import { ScheduleToolProvider } from './runtime/tools/schedule.tools.js';
+import type { MemoryExtractor } from './memory/memory-extractor.js';
+import { createMemoryModule } from './memory/memory.module.js';
+import type { MemoryService } from './memory/memory.service.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -126,6 +129,9 @@ export interface Container {
   // schedules (issue 23): CRUD and the agent's own schedules; the scheduler (also in `background`)
   schedules: SchedulesService;
   scheduler: ScheduleScheduler;
+  // memory (issue 26): memories of agents and users; extraction after tasks (also in `background`)
+  memories: MemoryService;
+  memoryExtractor: MemoryExtractor;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -296,6 +302,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // First in `background`: it stops making tasks before the worker that runs them stops.
   background.unshift(scheduler);
   runtime.tools.register('schedule', new ScheduleToolProvider(schedules));
+  // --- memory (issue 26): user and agent memories, session summaries, the "about the user" context
+  const memory = createMemoryModule({ db, runtime, clock, log, embeddings, signals: tasksModule.signals, agents: { exists: async (org, id) => (await agents.find(org, id)) !== undefined } });
+  background.push(memory.extractor);
 
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
@@ -335,6 +344,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     xpander,
     schedules,
     scheduler,
+    memories: memory.memories,
+    memoryExtractor: memory.extractor,
     background,
     async close() {
       for (const b of background) await b.stop();

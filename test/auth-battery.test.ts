@@ -114,6 +114,15 @@ const PARAMS: Record<string, ParamRow> = {
   schedule_id: {
     make: async (ctx) => (await created(ctx, `/v1/agents/${ctx.params.agent_id}/schedules`, { interval_seconds: 3600, invocation: { input: { text: 'battery' } } })).id,
   },
+  // memories (issue 26): a user id is not an organization's resource (B lists its own, empty, memories of that id);
+  // a memory is, under its agent and under its user.
+  '/v1/users/:user_id': { make: async () => `battery-user-${unique()}`, scoped: false },
+  memory_id: {
+    make: async (ctx) =>
+      ctx.params.agent_id
+        ? (await created(ctx, `/v1/agents/${ctx.params.agent_id}/memories`, { content: 'Likes tea.', user_id: 'battery-user' })).id
+        : (await created(ctx, `/v1/users/${ctx.params.user_id}/memories`, { agent_id: await agentFor(ctx), content: 'Likes tea.' })).id,
+  },
 };
 
 interface Sample {
@@ -148,6 +157,9 @@ const SAMPLES: Record<string, Sample> = {
   'DELETE /knowledge_bases/:kb_id': { body: ['0190f1f0-0000-7000-8000-000000000001'] },
   'GET /knowledge_bases/:kb_id': { query: { search_query: 'x' } },
   'POST /v1/agents/:agent_id/schedules': { body: { interval_seconds: 3600, invocation: { input: { text: 'from-b' } } } },
+  'POST /v1/agents/:agent_id/memories': { body: { content: 'from-b' } },
+  'PATCH /v1/agents/:agent_id/memories/:memory_id': { body: { content: 'from-b' } },
+  'PATCH /v1/users/:user_id/memories/:memory_id': { body: { content: 'from-b' } },
 };
 
 const paramsOf = (url: string) => [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);

@@ -132,6 +132,8 @@ const agnoFields = {
   openai_moderation_categories: [z.array(z.enum(MODERATION_CATEGORIES)).nullable(), null],
   reasoning_tools_enabled: [z.boolean(), true],
   max_plan_retries: [z.number().int().min(0), 15],
+  /** Not in spec 2.5: false keeps the invocation's user fields (name, e-mail, id) from the model (docs/memory.md). */
+  add_user_to_context: [z.boolean(), true],
 } as const;
 
 type AgnoShape = { [K in keyof typeof agnoFields]: (typeof agnoFields)[K][0] };

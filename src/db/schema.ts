@@ -12,5 +12,6 @@ import type { TasksTables } from '../tasks/tasks.tables.js';
 import type { KnowledgeTables } from '../knowledge/knowledge.tables.js';
 import type { McpUserTokensTables } from '../mcp/mcp.tables.js';
 import type { SchedulesTables } from '../schedules/schedules.tables.js';
+import type { MemoryTables } from '../memory/memory.tables.js';
 
-export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables, SchedulesTables {}
+export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables, SchedulesTables, MemoryTables {}

@@ -9,14 +9,17 @@ import type { ContextContributorRegistry } from './context-contributors.js';
 import { GuardrailRefusal } from '../guardrails/guardrail.types.js';
 import type { GuardrailService } from '../guardrails/guardrails.service.js';
 import { guardPrompt } from './guarded-prompt.js';
-import { boundHistory, historyToModelMessages, nextRunNumber } from './history.js';
+import { nextRunNumber } from './history.js';
+import { buildHistoryContext, historySettings } from './history-context.js';
+import type { RunHooks } from './run-hooks.js';
+import { compressionSettings, ToolResultCompressor } from './tool-result-compression.js';
 import { JsonSchemaValidator } from './json-output.js';
 import type { SchemaChecker } from '../lib/schema-checker.js';
 import { LlmCallError } from './llm-step.js';
 import { buildSystemPrompt, buildUserMessage, outputSpec } from './prompt.js';
 import { runLimits } from './run-settings.js';
 import { RunAbortedError, type RunOutcome, type RunRequest, type TaskRunner } from './task-runner.js';
-import { runToolLoop, type RunState } from './tool-loop.js';
+import { addTokens, runToolLoop, type RunState } from './tool-loop.js';
 import { ToolBuildError, type RuntimeToolRegistry } from './tools/index.js';
 
 export interface AgentRunnerDeps {
@@ -29,6 +32,8 @@ export interface AgentRunnerDeps {
   schemaChecker: SchemaChecker;
   /** The agno_settings guardrails: PII, prompt injection, moderation. */
   guardrails: GuardrailService;
+  /** Session summaries' store and the observers of finished runs (memory). */
+  hooks: RunHooks;
 }
 
 /**
@@ -39,6 +44,12 @@ export class AgentRunner implements TaskRunner {
   constructor(private readonly deps: AgentRunnerDeps) {}
 
   async run(req: RunRequest): Promise<RunOutcome> {
+    const outcome = await this.runOnce(req);
+    this.deps.hooks.notify(req, outcome);
+    return outcome;
+  }
+
+  private async runOnce(req: RunRequest): Promise<RunOutcome> {
     const { task, agent, extras } = req;
     const now = () => this.deps.clock.now();
     const runNumber = nextRunNumber(req.history);
@@ -82,11 +93,25 @@ export class AgentRunner implements TaskRunner {
 
       const output = outputSpec(task, agent);
       const limits = runLimits(agent);
+      const call = { model: resolved.model, provider: resolved.provider, modelName: resolved.modelName, providerOptions: resolved.providerOptions };
+      const history = await buildHistoryContext({
+        req,
+        settings: historySettings(agent, limits.numHistoryRuns),
+        store: this.deps.hooks.summaries,
+        call,
+        now,
+        log: this.deps.log,
+      });
+      state.tokens = addTokens(state.tokens, history.tokens);
+      // The summary is earlier conversation: screened by the guards like the replayed turns.
+      if (history.summary) sections.unshift({ title: 'Summary of the earlier conversation', text: history.summary, guardOrigin: 'history' });
+      const compression = compressionSettings(agent);
+      const compressor = compression ? new ToolResultCompressor(compression, call, req, now, this.deps.log) : undefined;
       const guard = this.deps.guardrails.forRun({ agent, signal: req.signal, report: (e) => req.emit('guardrail', e) });
       const prompt = await guardPrompt(guard, {
         task,
         sections,
-        history: historyToModelMessages(boundHistory(req.history, limits.numHistoryRuns)),
+        history: history.messages,
         injectAttachments: !extras.disableAttachmentInjection,
       });
       const system = buildSystemPrompt({
@@ -121,9 +146,11 @@ export class AgentRunner implements TaskRunner {
           now,
           validator: new JsonSchemaValidator(this.deps.schemaChecker, task.organization_id),
           guard,
+          beforeStep: compressor && ((m) => compressor.apply(m)),
         },
         state,
       );
+      if (compressor) state.tokens = addTokens(state.tokens, compressor.tokens);
       return outcome(r.status, r.result);
     } catch (e) {
       if (req.signal.aborted) throw new RunAbortedError(state.tokens, state.thread, req.signal.reason);

@@ -13,7 +13,7 @@ export interface ContextSection {
   title: string;
   text: string;
   /** Set by contributors of content from outside the agent's configuration (knowledge passages): the guards screen it. */
-  guardOrigin?: 'knowledge';
+  guardOrigin?: 'knowledge' | 'history';
 }
 
 export interface ContextContributorInput {

@@ -9,7 +9,7 @@ import type { ThreadMessage } from './task-runner.js';
  */
 
 /** Splits the thread into runs: by the `run` number when present, else a new run at each user message. */
-function runsOf(history: ThreadMessage[]): ThreadMessage[][] {
+export function runsOf(history: ThreadMessage[]): ThreadMessage[][] {
   const runs: ThreadMessage[][] = [];
   let current: ThreadMessage[] | undefined;
   let currentRun: number | undefined;

@@ -10,6 +10,7 @@ import type { TaskSubmitter } from '../tasks/task.types.js';
 import { AgentRunner } from './agent-runner.js';
 import { GuardrailService } from '../guardrails/guardrails.service.js';
 import { ContextContributorRegistry } from './context-contributors.js';
+import { RunHooks } from './run-hooks.js';
 import type { TaskRunner } from './task-runner.js';
 import { AgentToolProvider, type SubAgentInfo } from './tools/agent.tools.js';
 import type { SchemaChecker } from '../lib/schema-checker.js';
@@ -27,6 +28,8 @@ export interface Runtime {
   tools: RuntimeToolRegistry;
   context: ContextContributorRegistry;
   llm: LlmService;
+  /** Session summaries' store and observers of finished runs (the memory domain registers both). */
+  hooks: RunHooks;
 }
 
 export interface RuntimeDeps {
@@ -84,6 +87,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     moderationModel: deps.config.guardrails.moderationModel,
     openaiEndpoint: (agent, signal) => llm.openaiEndpoint(agent, signal),
   });
-  const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker, guardrails });
-  return { runner, tools, context, llm };
+  const hooks = new RunHooks(deps.log);
+  const runner = new AgentRunner({ llm, tools, context, hooks, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker, guardrails });
+  return { runner, tools, context, llm, hooks };
 }

@@ -40,6 +40,8 @@ export interface ToolLoopInput {
    * conversation sent to the model keeps the placeholders; the thread and the result carry the real values.
    */
   guard: RunGuard;
+  /** Called before each model call after the first, with the messages it will be sent (tool_calls_compression). */
+  beforeStep?: (messages: ModelMessage[]) => Promise<void>;
 }
 
 export interface ToolLoopResult {
@@ -87,6 +89,7 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     // Corrective json turns do not count against the iteration limit: they exist because of the format, not the task.
     const allowTools = input.tools.length > 0 && iteration - repairs < limits.maxIterations && toolCallsUsed < limits.maxToolCalls;
     const toolsWereUsed = toolCallsUsed > 0 && !allowTools;
+    if (iteration > 1) await input.beforeStep?.(messages);
     const step = await runLlmStep({
       model: input.model,
       provider: input.provider,

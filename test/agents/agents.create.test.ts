@@ -86,6 +86,7 @@ const AGNO_DEFAULTS = {
   reasoning_tools_enabled: true,
   tool_calls_compression: { enabled: false, threshold: 3, instructions: '' },
   max_plan_retries: 15,
+  add_user_to_context: true,
 };
 
 const SYSTEM_FIELDS = ['id', 'organization_id', 'status', 'version', 'webhook_url', 'unique_name', 'created_at', 'has_pending_changes', 'is_latest'];
@@ -230,9 +231,7 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
     expect(r.statusCode).toBe(422);
     const locs = r.json().detail.map((d: { loc: unknown[] }) => d.loc.join('.'));
     expect(locs.sort()).toEqual([
-      'body.agno_settings.agent_memories', 'body.agno_settings.agentic_culture', 'body.agno_settings.agentic_memory',
-      'body.agno_settings.coordinate_mode', 'body.agno_settings.learning', 'body.agno_settings.max_tool_calls_from_history',
-      'body.agno_settings.session_summaries', 'body.agno_settings.tool_calls_compression.enabled', 'body.agno_settings.user_memories',
+      'body.agno_settings.agentic_culture', 'body.agno_settings.coordinate_mode', 'body.agno_settings.learning',
       'body.deep_planning', 'body.deployment_type', 'body.enforce_deep_planning', 'body.is_autonomous', 'body.is_omni',
       'body.output_format', 'body.task_level_strategies.stop_strategy', 'body.use_agent_gateway', 'body.use_dynamic_tools',
       'body.using_nemo',
@@ -242,10 +241,19 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
     expect(names).not.toContain('Promises we cannot keep');
     // A PATCH that turns one on is refused the same way and leaves the draft as it was.
     const a = await createAgent(t, { name: 'Kept promises' });
-    expectIssue(await t.req('PATCH', `/v1/agents/${a.id}`, { agno_settings: { user_memories: true } }), ['body', 'agno_settings', 'user_memories'], 'value_error');
-    expect((await t.req('GET', `/v1/agents/${a.id}`)).json().agno_settings.user_memories).toBe(false);
+    expectIssue(await t.req('PATCH', `/v1/agents/${a.id}`, { agno_settings: { learning: true } }), ['body', 'agno_settings', 'learning'], 'value_error');
+    expect((await t.req('GET', `/v1/agents/${a.id}`)).json().agno_settings.learning).toBe(false);
     // Values that describe what the runtime does stay accepted.
     await createAgent(t, { name: 'Plain', deep_planning: false, deployment_type: 'serverless', task_level_strategies: { stop_strategy: null } });
+  });
+
+  it('refuses PII detection beside memory features, which would read the unmasked conversation', async () => {
+    for (const flag of ['user_memories', 'agent_memories', 'agentic_memory', 'session_summaries']) {
+      const r = await t.req('POST', '/v1/agents', { name: `pii-${flag}`, agno_settings: { pii_detection_enabled: true, [flag]: true } });
+      expectIssue(r, ['body', 'agno_settings', 'pii_detection_enabled'], 'value_error', /memories|summaries/);
+    }
+    await createAgent(t, { name: 'pii alone', agno_settings: { pii_detection_enabled: true } });
+    await createAgent(t, { name: 'memory alone', agno_settings: { user_memories: true } });
   });
 
   it('answers malformed JSON and a non-object body with 422', async () => {

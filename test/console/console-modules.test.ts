@@ -77,6 +77,18 @@ describe('trace model', () => {
     expect(m.totals).toEqual({ llmCalls: 2, toolCalls: 1, toolErrors: 1, llmErrors: 0, prompt: 250, completion: 50, total: 300 });
   });
 
+  it('names the purpose of helper LLM calls (memory extraction after the task ended)', () => {
+    const m = new TraceModel();
+    m.add({ type: 'llm_call', time: at(100), data: { purpose: 'session_summary', provider: 'openai', model: 'gpt-x', latency_ms: 50, tokens: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } } });
+    m.add({ type: 'task_finished', time: at(900), data: task('completed') });
+    m.add({ type: 'llm_call', time: at(1200), data: { purpose: 'memory_extraction', provider: 'openai', model: 'gpt-x', latency_ms: 200 } });
+    expect(m.entries.map((e) => [e.kind, e.title])).toEqual([
+      ['llm', 'LLM call (session summary) · openai/gpt-x'],
+      ['lifecycle', 'Task completed'],
+      ['llm', 'LLM call (memory extraction) · openai/gpt-x'],
+    ]);
+  });
+
   it('shows a call in progress: a running tool and a streaming LLM call before their end events', () => {
     const m = new TraceModel();
     m.add({ type: 'chunk', time: at(0), data: { text: 'Hel', iteration: 1 } });

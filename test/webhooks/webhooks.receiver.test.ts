@@ -190,6 +190,9 @@ describe.each(TEST_DBS)('webhook receiver (%s)', (kind) => {
     expect(r.json).toMatchObject({ id: '777001', result: 'echo: hi from the chat app' });
     const task = (await api(w, 'GET', '/v1/tasks/777001')).json;
     expect(task.input.user).toMatchObject({ id: '55', first_name: 'Ann', email: null });
+    // The user's fields reach the model "for personalization" (docs/memory.md).
+    const sent = w.llm.requests.find((q) => q.lastUserText === 'hi from the chat app')!;
+    expect(sent.system).toContain('## About the user\nThe person you are talking to (as given by the application that called you):\nName: Ann\nUser id: 55');
     // Precedence: query > body > params_mapping.
     const body = { prompt: 'body prompt', message: { text: 'mapped prompt', chat: { id: 777002 } } };
     const m2 = encodeURIComponent(JSON.stringify({ prompt: 'message.text', task_id: 'message.chat.id' }));

@@ -12,7 +12,7 @@ import type { RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext
  * A kind nobody registered simply offers no tools.
  */
 
-export const RUNTIME_TOOL_KINDS = ['action', 'custom_function', 'mcp', 'agent', 'skill', 'knowledge', 'workflow', 'schedule'] as const;
+export const RUNTIME_TOOL_KINDS = ['action', 'custom_function', 'mcp', 'agent', 'skill', 'knowledge', 'workflow', 'schedule', 'memory'] as const;
 export type RuntimeToolKind = (typeof RUNTIME_TOOL_KINDS)[number];
 
 /** Tool names every provider accepts (OpenAI, Anthropic and Gemini share this subset). */

@@ -77,7 +77,8 @@ export class TraceModel {
     if (!entry) entry = this.push({ kind: 'llm', time, text: '', iteration: data.iteration ?? null });
     const latency = Number(data.latency_ms);
     Object.assign(entry, {
-      title: `LLM call${data.model ? ` · ${data.provider ? `${data.provider}/` : ''}${data.model}` : ''}`,
+      // Helper calls (memory extraction, session summary, tool result compression) say what they were for.
+      title: `LLM call${data.purpose ? ` (${String(data.purpose).replace(/_/g, ' ')})` : ''}${data.model ? ` · ${data.provider ? `${data.provider}/` : ''}${data.model}` : ''}`,
       running: false,
       // The event is written when the call ends; it started `latency_ms` earlier.
       time: Number.isFinite(latency) && Number.isFinite(time) ? time - latency : entry.time,

@@ -4,6 +4,7 @@ import { dataTable, errorAlert, facts, jsonBlock, jsonDetails, liveUpdate, loadi
 import { renderWebhookChannel } from './webhook-channel.js';
 import { taskTable, taskTableState } from './task-table.js';
 import { schedulesPanel } from './schedules-panel.js';
+import { renderMemories } from './memories.js';
 
 const TASKS_POLL_MS = 3000;
 
@@ -16,6 +17,7 @@ export async function renderAgent(root, ctx, agentId) {
 
   const webhook = h('section', { class: 'panel', 'aria-labelledby': 'webhook-title' }, h('h2', { id: 'webhook-title' }, 'Webhook'));
   const versions = h('section', { class: 'panel', 'aria-labelledby': 'versions-title' }, h('h2', { id: 'versions-title' }, 'Versions'));
+  const memories = h('section', { class: 'panel', 'aria-labelledby': 'memories-title' }, h('h2', { id: 'memories-title' }, 'Memories'));
   const tasksBody = h('div', {}, loading('Loading tasks…'));
   const tasks = h(
     'section',
@@ -42,11 +44,13 @@ export async function renderAgent(root, ctx, agentId) {
     tasks,
     schedules.section,
     versions,
+    memories,
   );
 
   await Promise.all([
     renderWebhookChannel(webhook, ctx, agent),
     renderVersions(versions, ctx, agent, 1),
+    renderMemories(memories, ctx, agent),
     refreshTasks(),
     schedules.refresh().catch(() => {}),
   ]);

@@ -1,0 +1,169 @@
+import { sql, type Kysely } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import { cosine } from '../knowledge/ranking.js';
+
+/** A memory's embedding columns: both null when there is no vector. */
+export interface Embedded {
+  embedding: string | null;
+  embedding_model: string | null;
+}
+
+export type MemoryRow = Omit<Database['memories'], 'seq'> & { seq: number };
+
+export interface NewMemory {
+  id: string;
+  organization_id: string;
+  agent_id: string;
+  user_id: string | null;
+  content: string;
+  source: string;
+  task_id: string | null;
+  embedding: string | null;
+  embedding_model: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Which memories a list or a count covers; `userId` null selects the agent's shared memories. */
+export interface MemoryFilter {
+  agentId?: string;
+  userId?: string | null;
+  /** Only memories about users (user_id set). */
+  usersOnly?: boolean;
+}
+
+/** SQL of memories and session summaries; every query filters by organization. */
+export class MemoryRepository {
+  constructor(private readonly db: Db) {}
+
+  private scoped(k: Kysely<Database>, org: string, f: MemoryFilter) {
+    let q = k.selectFrom('memories').where('organization_id', '=', org);
+    if (f.agentId !== undefined) q = q.where('agent_id', '=', f.agentId);
+    if (f.userId === null) q = q.where('user_id', 'is', null);
+    else if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
+    else if (f.usersOnly) q = q.where('user_id', 'is not', null);
+    return q;
+  }
+
+  async list(org: string, f: MemoryFilter, offset: number, limit: number): Promise<MemoryRow[]> {
+    const rows = await this.scoped(this.db.kysely, org, f).selectAll().orderBy('updated_at', 'desc').orderBy('seq', 'desc').offset(offset).limit(limit).execute();
+    return rows.map(norm);
+  }
+
+  async count(org: string, f: MemoryFilter, k: Kysely<Database> = this.db.kysely): Promise<number> {
+    const r = await this.scoped(k, org, f).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async find(org: string, id: string, k: Kysely<Database> = this.db.kysely): Promise<MemoryRow | undefined> {
+    const r = await k.selectFrom('memories').selectAll().where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
+    return r && norm(r);
+  }
+
+  async findMany(org: string, ids: string[]): Promise<MemoryRow[]> {
+    if (!ids.length) return [];
+    const rows = await this.db.kysely.selectFrom('memories').selectAll().where('organization_id', '=', org).where('id', 'in', ids).execute();
+    return rows.map(norm);
+  }
+
+  async insert(m: NewMemory, k: Kysely<Database> = this.db.kysely): Promise<void> {
+    await k.insertInto('memories').values(m).execute();
+  }
+
+  async update(org: string, id: string, content: string, embedding: Embedded, now: number, k: Kysely<Database> = this.db.kysely): Promise<boolean> {
+    const r = await k.updateTable('memories').set({ content, ...embedding, updated_at: now }).where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async delete(org: string, id: string, k: Kysely<Database> = this.db.kysely): Promise<boolean> {
+    const r = await k.deleteFrom('memories').where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  /** Runs `fn` in one transaction: a batch of changes from one extraction lands whole or not at all. */
+  transaction<T>(fn: (k: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.db.kysely.transaction().execute(fn);
+  }
+
+  /**
+   * Ids of the agent's memories for these owners (a user id, and/or null for the shared ones) in lexical rank
+   * order; any term may match (OR). FTS5 bm25 on libsql, tsvector + ts_rank on PostgreSQL, as knowledge chunks.
+   */
+  async lexical(org: string, agentId: string, owners: (string | null)[], terms: string[], limit: number): Promise<string[]> {
+    if (!owners.length || !terms.length) return [];
+    const k = this.db.kysely;
+    const users = owners.filter((o): o is string => o !== null);
+    const ownerSql = sql.join(
+      [
+        ...(owners.includes(null) ? [sql`m.user_id is null`] : []),
+        ...(users.length ? [sql`m.user_id in (${sql.join(users)})`] : []),
+      ],
+      sql` or `,
+    );
+    if (this.db.dialect === 'postgres') {
+      const r = await sql<{ id: string }>`
+        select m.id from memories m, to_tsquery('english', ${terms.join(' | ')}) q
+        where m.organization_id = ${org} and m.agent_id = ${agentId} and (${ownerSql}) and m.tsv @@ q
+        order by ts_rank(m.tsv, q) desc, m.seq desc
+        limit ${limit}`.execute(k);
+      return r.rows.map((x) => x.id);
+    }
+    const match = terms.map((t) => `"${t}"`).join(' OR ');
+    const r = await sql<{ id: string }>`
+      select m.id from memories_fts f join memories m on m.seq = f.rowid
+      where memories_fts match ${match} and m.organization_id = ${org} and m.agent_id = ${agentId} and (${ownerSql})
+      order by bm25(memories_fts), m.seq desc
+      limit ${limit}`.execute(k);
+    return r.rows.map((x) => x.id);
+  }
+
+  /** Ids of the agent's memories for these owners by cosine similarity to `query`, among those embedded by `model`. */
+  async vector(org: string, agentId: string, owners: (string | null)[], model: string, query: number[], limit: number): Promise<string[]> {
+    const users = owners.filter((o): o is string => o !== null);
+    if (!owners.length) return [];
+    const rows = await this.db.kysely
+      .selectFrom('memories')
+      .select(['id', 'embedding'])
+      .where('organization_id', '=', org)
+      .where('agent_id', '=', agentId)
+      .where('embedding_model', '=', model)
+      .where((eb) => eb.or([...(owners.includes(null) ? [eb('user_id', 'is', null)] : []), ...(users.length ? [eb('user_id', 'in', users)] : [])]))
+      // The scope is bounded by the per-user and shared caps; the limit only guards against a bug.
+      .limit(2000)
+      .execute();
+    return rows
+      .map((r) => ({ id: r.id, sim: cosine(query, JSON.parse(r.embedding ?? '[]') as number[]) }))
+      .sort((a, b) => b.sim - a.sim)
+      .slice(0, limit)
+      .map((r) => r.id);
+  }
+
+  async summary(org: string, taskId: string): Promise<{ coveredRun: number; summary: string } | undefined> {
+    const r = await this.db.kysely
+      .selectFrom('session_summaries')
+      .select(['covered_run', 'summary'])
+      .where('organization_id', '=', org)
+      .where('task_id', '=', taskId)
+      .executeTakeFirst();
+    return r && { coveredRun: Number(r.covered_run), summary: r.summary };
+  }
+
+  /** Keeps the summary that covers more runs: two runs of one thread never move it backwards. */
+  async putSummary(org: string, taskId: string, coveredRun: number, summary: string, now: number): Promise<void> {
+    await this.db.kysely
+      .insertInto('session_summaries')
+      .values({ organization_id: org, task_id: taskId, covered_run: coveredRun, summary, updated_at: now })
+      .onConflict((oc) =>
+        oc
+          .columns(['organization_id', 'task_id'])
+          .doUpdateSet({ covered_run: coveredRun, summary, updated_at: now })
+          .where('session_summaries.covered_run', '<', coveredRun),
+      )
+      .execute();
+  }
+}
+
+function norm(r: MemoryRow): MemoryRow {
+  return { ...r, seq: Number(r.seq), created_at: Number(r.created_at), updated_at: Number(r.updated_at) } as MemoryRow;
+}

@@ -1,0 +1,29 @@
+import type { Generated } from 'kysely';
+
+export interface MemoryTables {
+  memories: {
+    seq: Generated<number>;
+    id: string;
+    organization_id: string;
+    agent_id: string;
+    /** Null: an agent memory, shared by every user of the agent. */
+    user_id: string | null;
+    content: string;
+    /** extracted (after a task) | agentic (the agent's own tool call) | api */
+    source: string;
+    task_id: string | null;
+    /** JSON array, or null when no embedding endpoint is configured (or the call failed). */
+    embedding: string | null;
+    embedding_model: string | null;
+    created_at: number;
+    updated_at: number;
+  };
+  session_summaries: {
+    organization_id: string;
+    task_id: string;
+    /** The last run of the thread the summary covers. */
+    covered_run: number;
+    summary: string;
+    updated_at: number;
+  };
+}
