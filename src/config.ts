@@ -59,6 +59,13 @@ const EnvSchema = z.object({
   AGENTRY_SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   AGENTRY_SANDBOX_MEMORY_MB: z.coerce.number().int().min(4).max(1024).default(64),
   AGENTRY_SANDBOX_QUEUE_PER_ORG: z.coerce.number().int().min(1).default(50),
+  // Task-end notifications (docs/notifications.md)
+  AGENTRY_NOTIFY_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  AGENTRY_NOTIFY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  AGENTRY_NOTIFY_RETRY_BASE_MS: z.coerce.number().int().min(10).default(5_000),
+  AGENTRY_NOTIFY_RETRY_MAX_MS: z.coerce.number().int().min(10).default(3_600_000),
+  AGENTRY_NOTIFY_GIVE_UP_MS: z.coerce.number().int().min(1000).default(86_400_000),
+  AGENTRY_NOTIFY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
 });
 
 export interface Config {
@@ -104,6 +111,8 @@ export interface Config {
   embeddings?: { baseUrl: string; model: string; apiKey?: string };
   /** Custom-function sandbox: threads (default: half the CPUs, 1..4), limits of one call, waiting calls per organization. */
   sandbox: { threads?: number; timeoutMs: number; memoryBytes: number; maxQueuePerOrg: number };
+  /** Task-end notifications: the dispatcher's parallelism, one attempt's deadline, retry backoff, give-up time, idle poll. */
+  notify: { concurrency: number; timeoutMs: number; retryBaseMs: number; retryMaxMs: number; giveUpMs: number; pollMs: number };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -165,6 +174,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         : undefined,
     },
     providerEnv,
+    notify: {
+      concurrency: e.AGENTRY_NOTIFY_CONCURRENCY,
+      timeoutMs: e.AGENTRY_NOTIFY_TIMEOUT_MS,
+      retryBaseMs: e.AGENTRY_NOTIFY_RETRY_BASE_MS,
+      retryMaxMs: e.AGENTRY_NOTIFY_RETRY_MAX_MS,
+      giveUpMs: e.AGENTRY_NOTIFY_GIVE_UP_MS,
+      pollMs: e.AGENTRY_NOTIFY_POLL_MS,
+    },
     sandbox: {
       threads: e.AGENTRY_SANDBOX_THREADS,
       timeoutMs: e.AGENTRY_SANDBOX_TIMEOUT_MS,

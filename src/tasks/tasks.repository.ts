@@ -42,6 +42,7 @@ export type ContinuationFields = Pick<
   | 'sealed_user_tokens'
   | 'max_attempts'
   | 'parent_execution'
+  | 'callback_url'
 >;
 
 /**

@@ -75,14 +75,15 @@ export class TasksService implements TaskSubmitter {
    * through the inbox (task-inbox.ts); a caller-chosen id (it may continue a conversation) and an agent with a daily
    * limit (counted in the inserting transaction) take the path of `submit`.
    */
-  async accept(s: TaskSubmission): Promise<void> {
+  async accept(s: TaskSubmission): Promise<string> {
     const prepared = await this.prepare(s);
     if (s.taskId !== undefined || prepared.strategies.maxRunsPerDay !== undefined) {
-      await this.commit(s, prepared);
-      return;
+      return (await this.commit(s, prepared)).task.id;
     }
-    await this.inbox.append(newTaskRow(s, newId(), prepared.fields, prepared.now));
+    const id = newId();
+    await this.inbox.append(newTaskRow(s, id, prepared.fields, prepared.now));
     this.signals.publish({ kind: 'queued', inbox: true });
+    return id;
   }
 
   /**
@@ -179,6 +180,7 @@ export class TasksService implements TaskSubmitter {
       sealed_user_tokens: s.userTokens && Object.keys(s.userTokens).length ? this.secretBox.sealJson(s.userTokens) : null,
       max_attempts: strategies.maxAttempts,
       parent_execution: s.parentExecution ?? null,
+      callback_url: s.callbackUrl ?? null,
     };
     // Before any group commit: one row PostgreSQL refuses would fail every other caller's row in its batch, and one
     // in the task inbox would stop its move into `tasks` for everyone. Every text of a new row comes from here.
@@ -416,6 +418,7 @@ function newTaskRow(s: TaskSubmission, id: string, f: ContinuationFields, now: n
     disable_attachment_injection: f.disable_attachment_injection,
     sealed_user_tokens: f.sealed_user_tokens,
     parent_execution: f.parent_execution,
+    callback_url: f.callback_url,
     is_manually_stopped: 0,
     prompt_tokens: 0,
     completion_tokens: 0,
