@@ -22,8 +22,13 @@ export interface DispatcherOptions {
   pollMs: number;
 }
 
-/** Time a claim is held beyond the attempt's deadline before another dispatcher may take the row. */
-const LEASE_MARGIN_MS = 30_000;
+/**
+ * How long a claim holds a row: the attempt's deadline, then as long again (at most 30 s) for recording its outcome.
+ * A dispatcher that died mid-attempt leaves its row to another one (or to itself after a restart) after that.
+ */
+function leaseMs(timeoutMs: number): number {
+  return timeoutMs + Math.min(30_000, timeoutMs) + 1000;
+}
 const ERROR_CHARS = 1000;
 
 /**
@@ -87,7 +92,7 @@ export class NotificationDispatcher implements Startable {
       const now = this.clock.now();
       if (this.sqlite && !(await this.repo.hasDue(now))) return;
       const token = `${this.owner}:${randomToken(6)}`;
-      const rows = await this.repo.claimDue(token, now, this.opts.timeoutMs + LEASE_MARGIN_MS, free);
+      const rows = await this.repo.claimDue(token, now, leaseMs(this.opts.timeoutMs), free);
       for (const row of rows) {
         const key = `${row.organization_id}\u0000${row.id}`;
         const p = this.deliver(row, token)
@@ -134,7 +139,8 @@ export class NotificationDispatcher implements Startable {
     const attempts = Number(row.attempts) + 1;
     const stopping = this.stopping.signal.aborted && o.retry;
     // Stopping is no fault of the receiver's: tried again at once by whoever runs next.
-    const delay = stopping ? 0 : o.retryAfterMs !== undefined ? Math.min(o.retryAfterMs, this.opts.retryMaxMs) : this.backoff(attempts);
+    // A receiver's Retry-After is followed as given; the give-up time still bounds it.
+    const delay = stopping ? 0 : o.retryAfterMs !== undefined ? o.retryAfterMs : this.backoff(attempts);
     const at = now + delay;
     if (!o.retry || at > Number(row.give_up_at)) {
       const why = o.retry ? `given up after ${attempts} attempts: ${error}` : error;
