@@ -202,6 +202,21 @@ describe.each(TEST_DBS)('task-end notifications (%s)', (kind) => {
     await waitDeliveries(first, (x) => x[0]?.status === 'delivered');
   });
 
+  it('passes every delivery through the egress policy: a loopback address that is not allowed is refused for good', async () => {
+    const agentId = await t.createAgent({
+      notification_settings: {
+        on_success: { webhook: [{ url: 'http://127.0.0.2:9/hook' }], email: ['ops@example.com'] },
+        smtp: { host: '127.0.0.2', port: 25, from: 'a@example.com' },
+      },
+    });
+    const id = await invoke(agentId, 'contained');
+    const ds = await waitDeliveries(id, (x) => x.length === 2 && x.every((d) => d.status !== 'pending'));
+    for (const d of ds) {
+      expect(d).toMatchObject({ status: 'failed', attempts: 1 });
+      expect(d.last_error).toMatch(/refused: 127\.0\.0\.2 is a private, loopback or link-local address/);
+    }
+  });
+
   it('refuses bad settings with a 422 at the right place and changes nothing', async () => {
     const agentId = await t.createAgent();
     const cases: [unknown, (string | number)[]][] = [
