@@ -83,10 +83,10 @@ export const NotificationSettings = z
   });
 export type NotificationSettingsValue = z.output<typeof NotificationSettings>;
 
-/** Which settings an ended task uses: `completed` is a success; `failed` and `error` are errors. */
+/** Which settings an ended task uses: `completed` is a success; `failed`, `error` and `stopped` are not. */
 export function eventOf(status: string): { event: string; key: 'on_success' | 'on_error' } | undefined {
   if (status === 'completed') return { event: 'task.completed', key: 'on_success' };
-  if (status === 'failed' || status === 'error') return { event: `task.${status}`, key: 'on_error' };
+  if (status === 'failed' || status === 'error' || status === 'stopped') return { event: `task.${status}`, key: 'on_error' };
   return undefined;
 }
 

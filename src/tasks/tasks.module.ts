@@ -51,6 +51,6 @@ export function createTasksModule(d: {
     notifier: d.notifier,
   });
   // The worker takes awaited submissions straight from the service while it runs (a worker role in this process).
-  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker, d.db.dialect === 'postgres' ? 'after-send' : 'now');
+  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker, d.db.dialect === 'postgres' ? 'after-send' : 'now', d.notifier);
   return { tasks, worker, signals };
 }

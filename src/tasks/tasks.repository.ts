@@ -126,6 +126,11 @@ export class TasksRepository {
     return items.map((i) => byTask.get(i.task.id)!);
   }
 
+  /** A task end's notification outbox rows, in the transaction that records the end (task-end-notifier.ts). */
+  async insertDeliveries(trx: Transaction<Database>, rows: Insertable<Database['notification_deliveries']>[]): Promise<void> {
+    await trx.insertInto('notification_deliveries').values(rows).execute();
+  }
+
   async insertRun(trx: Transaction<Database>, row: Insertable<Database['task_runs']>): Promise<void> {
     await trx.insertInto('task_runs').values(row).execute();
   }

@@ -12,6 +12,7 @@ import { taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from '
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
 import type { TaskInbox } from './task-inbox.js';
 import type { LocalSlots } from './local-slots.js';
+import type { TaskEndNotifier } from './task-end-notifier.js';
 import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
@@ -64,6 +65,7 @@ export class TasksService implements TaskSubmitter {
     private readonly inbox: TaskInbox,
     private readonly localSlots?: LocalSlots,
     private readonly runStart: RunStart = 'now',
+    private readonly notifier?: TaskEndNotifier,
   ) {}
 
   async submit(s: TaskSubmission): Promise<Task> {
@@ -243,14 +245,27 @@ export class TasksService implements TaskSubmitter {
     if (!row) throw AppError.notFound('Task');
     if (FINAL_STATUSES.has(row.status as TaskStatus)) return this.present(row);
     const now = this.clock.now();
+    // A stop ends the task too: its notifications (docs/notifications.md) are committed with it.
+    const agentConfig = this.notifier ? await this.agentConfigOf(row) : undefined;
+    let notified = false;
     const stopped = await this.repo.transaction(async (trx) => {
       const r = await this.repo.stop(trx, organizationId, taskId, now);
       if (r) await this.repo.appendEvent(trx, eventRow(r, 'task_finished', now, presentTask(r)));
+      const outbox = r && this.notifier ? this.notifier.plan({ status: r.status, agentConfig, callbackUrl: r.callback_url, view: () => r }) : [];
+      if (outbox.length) await this.repo.insertDeliveries(trx, outbox);
+      notified = outbox.length > 0;
       return r;
     });
+    if (notified) this.notifier!.committed();
     this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
     // Lost a race with the worker finishing it: show the task as it ended.
     return stopped ? this.present(stopped) : this.get(organizationId, taskId);
+  }
+
+  /** The configuration of the version the task ran, secrets revealed; undefined when the agent is gone. */
+  private async agentConfigOf(row: TaskRow): Promise<Record<string, unknown> | undefined> {
+    const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
+    return (await this.agents.getRunnable(row.organization_id, row.agent_id, version).catch(() => undefined))?.config;
   }
 
   async delete(organizationId: string, taskId: string): Promise<void> {

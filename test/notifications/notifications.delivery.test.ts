@@ -105,6 +105,18 @@ describe.each(TEST_DBS)('task-end notifications (%s)', (kind) => {
     expect(byPath['/ok']!.headers['webhook-id']).toBe(d!.id);
   });
 
+  it('a stopped task notifies the on_error channels (task.stopped)', async () => {
+    rx = await startReceiver();
+    runner.handler = (req) => new Promise((resolve) => req.signal.addEventListener('abort', () => resolve({ result: 'aborted' }), { once: true }));
+    const agentId = await t.createAgent({ notification_settings: { on_error: { webhook: [{ url: `${rx.url}/stopped` }] } } });
+    const id = await invoke(agentId, 'long job');
+    await t.waitTask(id, (x) => x.status === 'executing');
+    expect((await t.req('POST', `/v1/tasks/${id}/stop`)).json().status).toBe('stopped');
+    const [r] = await rx.waitFor(1);
+    expect(JSON.parse(r!.body)).toMatchObject({ type: 'task.stopped', data: { task_id: id, status: 'stopped', result: null } });
+    await waitDeliveries(id, (x) => x.length === 1 && x[0]!.status === 'delivered');
+  });
+
   it('sends nothing and writes no outbox row for an agent without settings', async () => {
     const agentId = await t.createAgent();
     const id = await invoke(agentId, 'quiet');
