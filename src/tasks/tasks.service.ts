@@ -220,7 +220,7 @@ export class TasksService implements TaskSubmitter {
   }
 
   async get(organizationId: string, taskId: string): Promise<Task> {
-    const row = await this.repo.find(organizationId, taskId);
+    const row = await this.findAccepted(organizationId, taskId);
     if (!row) throw AppError.notFound('Task');
     return this.present(row);
   }
@@ -241,7 +241,7 @@ export class TasksService implements TaskSubmitter {
 
   /** Idempotent: a final task is returned as it is; an active one ends `stopped` and its worker aborts. */
   async stop(organizationId: string, taskId: string): Promise<Task> {
-    const row = await this.repo.find(organizationId, taskId);
+    const row = await this.findAccepted(organizationId, taskId);
     if (!row) throw AppError.notFound('Task');
     if (FINAL_STATUSES.has(row.status as TaskStatus)) return this.present(row);
     const now = this.clock.now();
@@ -262,6 +262,17 @@ export class TasksService implements TaskSubmitter {
     return stopped ? this.present(stopped) : this.get(organizationId, taskId);
   }
 
+  /**
+   * A task by id, settling the task inbox first when it is not found: an asynchronous webhook call's answer carries
+   * its task's id (`x-task-id`) while the task may still wait in the inbox. Only a miss pays for the settle.
+   */
+  private async findAccepted(organizationId: string, taskId: string): Promise<TaskRow | undefined> {
+    const row = await this.repo.find(organizationId, taskId);
+    if (row) return row;
+    await this.inbox.settle();
+    return this.repo.find(organizationId, taskId);
+  }
+
   /** The configuration of the version the task ran, secrets revealed; undefined when the agent is gone. */
   private async agentConfigOf(row: TaskRow): Promise<Record<string, unknown> | undefined> {
     const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
@@ -269,7 +280,7 @@ export class TasksService implements TaskSubmitter {
   }
 
   async delete(organizationId: string, taskId: string): Promise<void> {
-    const row = await this.repo.find(organizationId, taskId);
+    const row = await this.findAccepted(organizationId, taskId);
     if (!row) throw AppError.notFound('Task');
     // Stopping first moves the fence, so the worker running it aborts and can write nothing more.
     if (!FINAL_STATUSES.has(row.status as TaskStatus)) await this.stop(organizationId, taskId);
@@ -278,13 +289,13 @@ export class TasksService implements TaskSubmitter {
   }
 
   async thread(organizationId: string, taskId: string): Promise<ThreadMessage[]> {
-    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+    if (!(await this.findAccepted(organizationId, taskId))) throw AppError.notFound('Task');
     return (await this.repo.thread(organizationId, taskId)).map(presentMessage);
   }
 
   /** The whole trace so far. */
   async events(organizationId: string, taskId: string): Promise<TaskEvent[]> {
-    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+    if (!(await this.findAccepted(organizationId, taskId))) throw AppError.notFound('Task');
     const out: TaskEvent[] = [];
     for (let after = 0; ; ) {
       const batch = await this.repo.events(organizationId, taskId, after, EVENT_BATCH);
@@ -296,7 +307,7 @@ export class TasksService implements TaskSubmitter {
 
   /** Checks the task exists (a 404 before any streaming starts). */
   async assertExists(organizationId: string, taskId: string): Promise<void> {
-    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+    if (!(await this.findAccepted(organizationId, taskId))) throw AppError.notFound('Task');
   }
 
   /**
@@ -339,7 +350,7 @@ export class TasksService implements TaskSubmitter {
   }
 
   private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected'): Promise<Task> {
-    const row = await this.repo.find(organizationId, taskId);
+    const row = await this.findAccepted(organizationId, taskId);
     if (!row) throw AppError.notFound('Task');
     const now = this.clock.now();
     const decided = await this.repo.transaction(async (trx) => {

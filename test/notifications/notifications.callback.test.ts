@@ -93,3 +93,26 @@ describe.each(TEST_DBS)('webhook callback_url (%s)', (kind) => {
     expect((await api(w, 'GET', `/v1/agents/${agentId}/tasks?per_page=1`)).json.total).toBe(before);
   });
 });
+
+describe.each(TEST_DBS)('x-task-id of a task still in the inbox (%s)', (kind) => {
+  it('GET /v1/tasks/{x-task-id} finds the task at once, with no worker having moved it yet', async () => {
+    const { createTestApp } = await import('../support/harness.js');
+    // No worker role: nothing settles the task inbox but the reads themselves.
+    const t = await createTestApp(kind);
+    try {
+      const agent = (await t.req('POST', '/v1/agents', { name: 'inbox agent' })).json();
+      const enabled = (await t.req('POST', `/v1/agents/${agent.id}/webhook`)).json();
+      const path = new URL(enabled.url).pathname;
+      const res = await t.webhooks.inject({ method: 'POST', url: path, payload: { prompt: 'queued' } });
+      expect(res.body).toBe('{"status":"Started"}');
+      const id = res.headers['x-task-id'] as string;
+      expect((await t.c.db.kysely.selectFrom('tasks').select('id').where('id', '=', id).execute()).length).toBe(0);
+      const got = await t.req('GET', `/v1/tasks/${id}`);
+      expect(got.statusCode).toBe(200);
+      expect(got.json()).toMatchObject({ id, status: 'pending', source: 'webhook' });
+      expect((await t.req('GET', `/v1/tasks/${id}/notifications`)).json()).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+});
