@@ -21,7 +21,7 @@ export const httpUrl = () =>
   z
     .string()
     .max(MAX_URL)
-    .refine((s) => isHttpUrl(s), { message: 'Value error, must be an absolute http or https URL' });
+    .refine((s) => isHttpUrl(s), { message: 'must be an absolute http or https URL' });
 
 export function isHttpUrl(s: string): boolean {
   try {
@@ -35,7 +35,11 @@ export function isHttpUrl(s: string): boolean {
 const WebhookTarget = z.strictObject({ url: httpUrl() });
 /** The Slack URL is a credential: sealed at rest, shown as "********" (agent-secrets.ts seals `webhook_url`). */
 const SlackTarget = z.strictObject({ webhook_url: z.union([z.literal(REDACTED), httpUrl()]) });
-const Address = z.string().max(320).regex(/^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/, 'Value error, must be an email address');
+const ADDRESS = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/;
+const Address = z
+  .string()
+  .max(320)
+  .refine((s) => ADDRESS.test(s), { message: 'must be an email address' });
 
 const Channels = z.strictObject({
   webhook: z.array(WebhookTarget).max(MAX_TARGETS).optional(),
@@ -61,10 +65,10 @@ const Smtp = z
   })
   .superRefine((s, ctx) => {
     if (s.username !== undefined && s.password_secret === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['password_secret'], message: 'Field required: the name of the organization secret holding the SMTP password' });
+      ctx.addIssue({ code: 'custom', path: ['password_secret'], message: 'password_secret is required with username: the name of the organization secret holding the SMTP password' });
     }
     if (s.password_secret !== undefined && s.username === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['username'], message: 'Field required: the SMTP user name that goes with password_secret' });
+      ctx.addIssue({ code: 'custom', path: ['username'], message: 'username is required with password_secret' });
     }
   });
 export type SmtpSettings = z.output<typeof Smtp>;
@@ -78,7 +82,7 @@ export const NotificationSettings = z
   .superRefine((s, ctx) => {
     const wantsEmail = !!(s.on_success?.email?.length || s.on_error?.email?.length);
     if (wantsEmail && !s.smtp) {
-      ctx.addIssue({ code: 'custom', path: ['smtp'], message: 'Field required: email notifications need an SMTP server' });
+      ctx.addIssue({ code: 'custom', path: ['smtp'], message: 'email notifications need an SMTP server: set notification_settings.smtp' });
     }
   });
 export type NotificationSettingsValue = z.output<typeof NotificationSettings>;

@@ -249,9 +249,14 @@ describe.each(TEST_DBS)('task-end notifications (%s)', (kind) => {
       ]) {
         expect(r.statusCode, JSON.stringify(settings)).toBe(422);
         expect(r.json().detail.map((d: { loc: unknown }) => d.loc), JSON.stringify(settings)).toContainEqual(loc);
+        expect(r.body).not.toContain('Value error, Value error');
       }
     }
     expect((await t.req('GET', `/v1/agents/${agentId}`)).json().notification_settings).toEqual({});
+    const smtpMissing = await t.req('PATCH', `/v1/agents/${agentId}`, { notification_settings: { on_error: { email: ['ops@example.com'] } } });
+    expect(smtpMissing.json().detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'notification_settings', 'smtp'], msg: 'Value error, email notifications need an SMTP server: set notification_settings.smtp', type: 'value_error' }),
+    ]);
   });
 
   it("another organization's task, delivery and agent answer exactly like missing ones", async () => {
