@@ -1,4 +1,3 @@
-import { createTransport } from 'nodemailer';
 import { resolveAllowedHost, type EgressPolicy } from '../../net/index.js';
 import type { DeliveryRow } from '../notifications.repository.js';
 import type { SmtpSettings } from '../notification-settings.js';
@@ -32,6 +31,8 @@ export class EmailChannel implements ChannelSender {
       if (password === undefined) return { ok: false, retry: false, error: `The organization has no secret named "${smtp.password_secret}" (notification_settings.smtp.password_secret)` };
     }
     const address = await resolveAllowedHost(this.policy, smtp.host, `smtp://${smtp.host}:${smtp.port}`);
+    // Loaded on the first email: most processes never send one, and the module costs ~0.3 s to load.
+    const { createTransport } = await import('nodemailer');
     const transport = createTransport({
       host: address,
       port: smtp.port,
