@@ -230,6 +230,10 @@ export class TasksRepository {
       await trx.deleteFrom('task_events').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
       await trx.deleteFrom('task_messages').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
       await trx.deleteFrom('task_runs').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
+      // Its notifications go with it, sent or not (docs/notifications.md).
+      const deliveries = trx.selectFrom('notification_deliveries').select('id').where('organization_id', '=', orgId).where('task_id', '=', id);
+      await trx.deleteFrom('notification_attempts').where('organization_id', '=', orgId).where('delivery_id', 'in', deliveries).execute();
+      await trx.deleteFrom('notification_deliveries').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
       const r = await trx.deleteFrom('tasks').where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
     });

@@ -280,6 +280,10 @@ describe.each(TEST_DBS)('task-end notifications (%s)', (kind) => {
       expect(theirs.json()).toEqual({ detail: 'Agent not found' });
     }
     expect((await t.req('POST', `/v1/tasks/${id}/notifications/nope/resend`)).json()).toEqual({ detail: 'Notification not found' });
+    // Deleting the task deletes its deliveries and attempts.
+    expect((await t.req('DELETE', `/v1/tasks/${id}`)).statusCode).toBe(200);
+    expect(await t.c.db.kysely.selectFrom('notification_deliveries').select('id').where('task_id', '=', id).execute()).toEqual([]);
+    expect(await t.c.db.kysely.selectFrom('notification_attempts').select('attempt').where('delivery_id', '=', d!.id).execute()).toEqual([]);
   });
 });
 
