@@ -68,6 +68,13 @@ const EnvSchema = z.object({
     .transform((v) => v.trim().toUpperCase())
     .refine((v) => isSupportedCountry(v), 'an ISO 3166 alpha-2 region that has a phone numbering plan, e.g. US, GB, DE'),
   AGENTRY_MODERATION_MODEL: z.string().min(1).default('omni-moderation-latest'),
+  // Task-end notifications (docs/notifications.md)
+  AGENTRY_NOTIFY_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  AGENTRY_NOTIFY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  AGENTRY_NOTIFY_RETRY_BASE_MS: z.coerce.number().int().min(10).default(5_000),
+  AGENTRY_NOTIFY_RETRY_MAX_MS: z.coerce.number().int().min(10).default(3_600_000),
+  AGENTRY_NOTIFY_GIVE_UP_MS: z.coerce.number().int().min(1000).default(86_400_000),
+  AGENTRY_NOTIFY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
 });
 
 export interface Config {
@@ -115,6 +122,8 @@ export interface Config {
   sandbox: { threads?: number; timeoutMs: number; memoryBytes: number; maxQueuePerOrg: number };
   /** agno_settings guardrails (docs/guardrails.md): phone region for numbers without a country code; moderation model. */
   guardrails: { piiDefaultRegion: string; moderationModel: string };
+  /** Task-end notifications: the dispatcher's parallelism, one attempt's deadline, retry backoff, give-up time, idle poll. */
+  notify: { concurrency: number; timeoutMs: number; retryBaseMs: number; retryMaxMs: number; giveUpMs: number; pollMs: number };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -176,6 +185,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         : undefined,
     },
     providerEnv,
+    notify: {
+      concurrency: e.AGENTRY_NOTIFY_CONCURRENCY,
+      timeoutMs: e.AGENTRY_NOTIFY_TIMEOUT_MS,
+      retryBaseMs: e.AGENTRY_NOTIFY_RETRY_BASE_MS,
+      retryMaxMs: e.AGENTRY_NOTIFY_RETRY_MAX_MS,
+      giveUpMs: e.AGENTRY_NOTIFY_GIVE_UP_MS,
+      pollMs: e.AGENTRY_NOTIFY_POLL_MS,
+    },
     sandbox: {
       threads: e.AGENTRY_SANDBOX_THREADS,
       timeoutMs: e.AGENTRY_SANDBOX_TIMEOUT_MS,

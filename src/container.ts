@@ -76,6 +76,8 @@ import { ScheduleToolProvider } from './runtime/tools/schedule.tools.js';
 import type { MemoryExtractor } from './memory/memory-extractor.js';
 import { createMemoryModule } from './memory/memory.module.js';
 import type { MemoryService } from './memory/memory.service.js';
+import { createNotificationsModule } from './notifications/notifications.module.js';
+import type { NotificationsService } from './notifications/notifications.service.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -132,6 +134,9 @@ export interface Container {
   // memory (issue 26): memories of agents and users; extraction after tasks (also in `background`)
   memories: MemoryService;
   memoryExtractor: MemoryExtractor;
+  // notifications (issue 21): task-end webhooks, Slack, email; the dispatcher is in `background`
+  notifications: NotificationsService;
+  notificationDispatcher: Startable;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -166,7 +171,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const background: Startable[] = [];
   // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs, llm_api_base) goes through this fetch:
   // the egress policy of CONTRACT section 10, checked on the connected address of every hop.
-  const safeFetch = createSafeFetch(createEgressPolicy(config.egressAllow));
+  const egress = createEgressPolicy(config.egressAllow);
+  const safeFetch = createSafeFetch(egress);
 
   // --- agents (issue 2)
   const agentsRepo = new AgentsRepository(db);
@@ -212,10 +218,18 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     stopTask: (orgId, taskId) => tasks.stop(orgId, taskId),
   });
 
+  // --- notifications (issue 21): the outbox is planned by the task worker and delivered by the dispatcher
+  const notificationsModule = createNotificationsModule({
+    db, config, clock, log, secretBox, urls, egress, safeFetch,
+    secrets: (org, name) => secrets.reveal(org, name),
+    owners: () => ({ assertTask: (o, t) => tasks.assertExists(o, t), agentExists: async (o, a) => (await agents.find(o, a)) !== undefined }),
+  });
+
   // --- tasks: queue, worker, invoke (issue 3)
-  const tasksModule = createTasksModule({ db, config, clock, log, secretBox, agents, runner: opts.taskRunner ?? runtime.runner });
+  const tasksModule = createTasksModule({ db, config, clock, log, secretBox, agents, runner: opts.taskRunner ?? runtime.runner, notifier: notificationsModule.outbox });
   const tasks = tasksModule.tasks;
   background.push(tasksModule.worker);
+  background.push(notificationsModule.dispatcher);
   // Closes the notification connection (PostgreSQL) after the worker stopped; every role uses it.
   background.push({ start: async () => {}, stop: () => tasksModule.signals.close() });
 
@@ -346,6 +360,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     scheduler,
     memories: memory.memories,
     memoryExtractor: memory.extractor,
+    notifications: notificationsModule.service,
+    notificationDispatcher: notificationsModule.dispatcher,
     background,
     async close() {
       for (const b of background) await b.stop();

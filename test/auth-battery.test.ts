@@ -123,6 +123,18 @@ const PARAMS: Record<string, ParamRow> = {
         ? (await created(ctx, `/v1/agents/${ctx.params.agent_id}/memories`, { content: 'Likes tea.', user_id: 'battery-user' })).id
         : (await created(ctx, `/v1/users/${ctx.params.user_id}/memories`, { agent_id: await agentFor(ctx), content: 'Likes tea.' })).id,
   },
+  // notifications (issue 21): a delivered notification of A's task (this app runs no worker, so it is written here).
+  delivery_id: {
+    make: async (ctx) => {
+      const id = `battery-delivery-${unique()}`;
+      const now = Date.now();
+      await ctx.t.c.db.kysely
+        .insertInto('notification_deliveries')
+        .values({ organization_id: ctx.t.orgA, id, task_id: ctx.params.task_id, agent_id: 'a', event: 'task.completed', channel: 'webhook', target: '{"url":"https://example.com"}', payload: '{}', status: 'delivered', attempts: 1, next_attempt_at: now, give_up_at: now, created_at: now, updated_at: now })
+        .execute();
+      return id;
+    },
+  },
 };
 
 interface Sample {

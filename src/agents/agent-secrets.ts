@@ -78,6 +78,8 @@ function mapSealed(value: unknown, fn: (s: Sealed) => unknown): unknown {
 export function sealSecrets<T extends Json>(config: T, box: SecretBox, previous?: Json): T {
   const out: Json = { ...config };
   for (const root of ROOTS) if (root in out) out[root] = sealDeep(out[root], previous?.[root], box, SECRET_KEYS);
+  // Slack incoming-webhook URLs carry their own credential (docs/notifications.md).
+  if (out.notification_settings) out.notification_settings = sealDeep(out.notification_settings, previous?.notification_settings, box, new Set(['webhook_url']));
   if (out.llm_credentials) out.llm_credentials = sealDeep(out.llm_credentials, previous?.llm_credentials, box, new Set(['value']));
   if (out.llm_extra_headers && typeof out.llm_extra_headers === 'object') {
     out.llm_extra_headers = sealHeaderMap(out.llm_extra_headers as Json, previous?.llm_extra_headers as Json | undefined, box, true);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NotificationSettings } from '../notifications/notification-settings.js';
 import { LLM_MODEL_PROVIDERS } from '../llm/model-catalog.js';
 import type { GraphItem } from '../tools/tool-kinds.js';
 import { unsupportedPattern } from '../lib/safe-regexp.js';
@@ -222,7 +223,7 @@ const BaseFields = {
   access_scope: z.enum(ACCESS_SCOPES),
   agno_settings: AgnoSettings,
   task_level_strategies: TaskLevelStrategies.nullable(),
-  notification_settings: jsonObject().nullable(),
+  notification_settings: NotificationSettings.nullable(),
   using_nemo: z.boolean(),
   is_supervised: z.boolean(),
   is_autonomous: z.boolean(),

@@ -13,5 +13,6 @@ import type { KnowledgeTables } from '../knowledge/knowledge.tables.js';
 import type { McpUserTokensTables } from '../mcp/mcp.tables.js';
 import type { SchedulesTables } from '../schedules/schedules.tables.js';
 import type { MemoryTables } from '../memory/memory.tables.js';
+import type { NotificationsTables } from '../notifications/notifications.tables.js';
 
-export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables, SchedulesTables, MemoryTables {}
+export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables, SchedulesTables, MemoryTables, NotificationsTables {}

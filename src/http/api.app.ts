@@ -22,12 +22,13 @@ import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { connectorsRoutes } from './routes/connectors.routes.js';
 import { xpanderRoutes } from './routes/xpander.routes.js';
 import { schedulesRoutes } from './routes/schedules.routes.js';
+import { notificationsRoutes } from './routes/notifications.routes.js';
 
 /** A route module registers one resource's routes; handlers stay thin and call one service. */
 export type RouteModule = (router: Router, c: Container) => void;
 
 /** Add one line per resource. */
-const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, schedulesRoutes, memoriesRoutes, xpanderRoutes];
+const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, schedulesRoutes, memoriesRoutes, notificationsRoutes, xpanderRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   const app = createFastify(c.log, { maxJsonDepth: c.config.maxJsonDepth });

@@ -110,8 +110,8 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
       bodyFailed = true;
       throw e;
     }
-    const text = await runWebhook(c, { form: r.form, secret: r.secret, bound, headers: req.headers, query: r.query, body: objectBody(parsed, false), files: [] });
-    send(res, 200, {}, text);
+    const reply = await runWebhook(c, { form: r.form, secret: r.secret, bound, headers: req.headers, query: r.query, body: objectBody(parsed, false), files: [] });
+    send(res, 200, reply.headers, reply.text);
   } catch (err) {
     let answer = errorResponse(err);
     if (!answer) {

@@ -27,8 +27,14 @@ export function precheckKey(c: Container, headers: IncomingHttpHeaders, query: R
   return c.webhooks.precheckKey(query, apiKeyOf(headers, query));
 }
 
-/** Runs one call; the JSON text of the 200 answer. */
-export async function runWebhook(c: Container, r: WebhookRequest): Promise<string> {
+/** The 200 answer: its JSON text, and `x-task-id` on an asynchronous one (its body stays `{"status":"Started"}`). */
+export interface WebhookReply {
+  text: string;
+  headers: Record<string, string>;
+}
+
+/** Runs one call. */
+export async function runWebhook(c: Container, r: WebhookRequest): Promise<WebhookReply> {
   const answer = await c.webhooks.invoke({
     form: r.form,
     secret: r.form === 'public' ? r.secret : undefined,
@@ -38,10 +44,12 @@ export async function runWebhook(c: Container, r: WebhookRequest): Promise<strin
     body: r.body,
     files: r.files,
   });
-  const value = answer.kind === 'started' ? { status: 'Started' } : answer.value;
+  if (answer.kind === 'started') return { text: STARTED, headers: { 'x-task-id': answer.taskId } };
   // Serialised here: a bare string (a getter value) must go out as JSON, not as text/plain.
-  return JSON.stringify(value ?? null);
+  return { text: JSON.stringify(answer.value ?? null), headers: {} };
 }
+
+const STARTED = JSON.stringify({ status: 'Started' });
 
 function apiKeyOf(headers: IncomingHttpHeaders, query: Record<string, unknown>): string | undefined {
   const h = headers['x-api-key'];

@@ -40,8 +40,8 @@ export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
   const handle = (form: WebhookForm) => async (request: FastifyRequest, reply: FastifyReply) => {
     const isForm = /^application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '');
     const { body, files } = request.isMultipart() ? await readMultipart(request, c) : { body: objectBody(request.body, isForm), files: [] };
-    const text = await runWebhook(c, { form, secret: secretOf(request), bound: bindings.get(request), headers: request.headers, query: queryOf(request), body, files });
-    return reply.code(200).type(JSON_CONTENT_TYPE).send(text);
+    const answer = await runWebhook(c, { form, secret: secretOf(request), bound: bindings.get(request), headers: request.headers, query: queryOf(request), body, files });
+    return reply.code(200).headers(answer.headers).type(JSON_CONTENT_TYPE).send(answer.text);
   };
 
   app.post('/wh_:secret', { onRequest: resolvePublic }, handle('public'));

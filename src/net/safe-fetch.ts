@@ -88,6 +88,26 @@ export async function assertAllowed(policy: EgressPolicy, target: string | URL):
   }
 }
 
+/**
+ * For clients that open their own sockets (SMTP): the one address of `host` to connect to, after the same checks
+ * as a fetch (every resolved address allowed). Connecting to the returned address leaves no window for rebinding.
+ */
+export async function resolveAllowedHost(policy: EgressPolicy, host: string, label: string): Promise<string> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  const addresses: LookupAddress[] = isIP(bare)
+    ? [{ address: bare, family: isIP(bare) }]
+    : await new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(bare, { all: true }, (err, a) => (err ? reject(err) : resolve(a)))).catch(
+        (err: NodeJS.ErrnoException) => {
+          throw new EgressRefusedError(label, `host ${bare} could not be resolved (${err.code ?? 'DNS error'})`);
+        },
+      );
+  for (const a of addresses) {
+    const reason = addressRefusal(policy, bare, a.address);
+    if (reason) throw new EgressRefusedError(label, reason);
+  }
+  return addresses[0]!.address;
+}
+
 /** A DNS lookup for sockets that refuses the connection when any resolved address is not allowed. */
 function guardedLookup(policy: EgressPolicy, url: string): LookupFunction {
   return (hostname, options, callback) => {

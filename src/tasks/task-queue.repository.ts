@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { RELEASED_ON_FINISH, type NewMessageRow, type TaskMessageRow, type TaskRow } from './tasks.repository.js';
 import { batches, ROWS_PER_INSERT } from '../db/batches.js';
+import type { NewDeliveryRow } from './task-end-notifier.js';
 
 /** A claimed task as one worker holds it: every write below names this fence and is refused once it moved on. */
 export interface Lease {
@@ -33,6 +34,8 @@ export interface FinishItem {
   event: FinalEvent;
   now: number;
   claimed?: TaskRow;
+  /** Notification outbox rows, committed with the outcome (only when its fenced update matched). */
+  outbox?: NewDeliveryRow[];
 }
 
 export interface FinishFields {
@@ -128,10 +131,10 @@ export class TaskQueueRepository {
    * Ends tasks whose workers died more often than their attempts allow, as `error`.
    * Returns them so the caller can record the trace and wake waiters.
    */
-  async sweepExhausted(now: number, result: (attempts: number) => string): Promise<TaskRow[]> {
+  async sweepExhausted(now: number, result: (attempts: number) => string, plan?: (ended: TaskRow) => Promise<NewDeliveryRow[]>): Promise<TaskRow[]> {
     const rows = await this.db.kysely
       .selectFrom('tasks')
-      .select(['organization_id', 'id', 'fence', 'execution_attempts'])
+      .selectAll()
       .where('status', 'in', ['executing', 'paused'])
       .where('lease_expires_at', '<', now)
       .whereRef('execution_attempts', '>=', 'max_attempts')
@@ -139,21 +142,21 @@ export class TaskQueueRepository {
       .execute();
     const ended: TaskRow[] = [];
     for (const r of rows) {
-      const row = await this.db.kysely
-        .updateTable('tasks')
-        .set((eb) => ({
-          status: 'error',
-          result: result(r.execution_attempts),
-          fence: eb('fence', '+', 1),
-          ...RELEASED_ON_FINISH,
-          finished_at: now,
-          updated_at: now,
-        }))
-        .where('organization_id', '=', r.organization_id)
-        .where('id', '=', r.id)
-        .where('fence', '=', r.fence)
-        .returningAll()
-        .executeTakeFirst();
+      const set = { status: 'error', result: result(r.execution_attempts), ...RELEASED_ON_FINISH, finished_at: now, updated_at: now };
+      // The task as this update leaves it, for its notifications, written in the same transaction.
+      const outbox = plan ? await plan({ ...r, ...set, fence: Number(r.fence) + 1 }) : [];
+      const row = await this.db.kysely.transaction().execute(async (trx) => {
+        const updated = await trx
+          .updateTable('tasks')
+          .set((eb) => ({ ...set, fence: eb('fence', '+', 1) }))
+          .where('organization_id', '=', r.organization_id)
+          .where('id', '=', r.id)
+          .where('fence', '=', r.fence)
+          .returningAll()
+          .executeTakeFirst();
+        if (updated && outbox.length) await trx.insertInto('notification_deliveries').values(outbox).execute();
+        return updated;
+      });
       if (row) ended.push(row);
     }
     return ended;
@@ -241,7 +244,7 @@ export class TaskQueueRepository {
     if (this.db.dialect === 'postgres' && items.every((i) => i.claimed)) return this.finishInOneStatement(items);
     return this.db.kysely.transaction().execute(async (trx) => {
       const out: (TaskRow | undefined)[] = [];
-      for (const { lease: l, fields: f, messages, trace, event, now } of items) {
+      for (const { lease: l, fields: f, messages, trace, event, now, outbox } of items) {
         const row = await this.fenced(trx.updateTable('tasks').set(outcome(f, now)), l)
           .returningAll()
           .executeTakeFirst();
@@ -255,6 +258,7 @@ export class TaskQueueRepository {
             .values(batch.map((e) => ({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data })))
             .execute();
         }
+        if (outbox?.length) await trx.insertInto('notification_deliveries').values(outbox).execute();
       }
       return out;
     });
@@ -286,6 +290,22 @@ export class TaskQueueRepository {
     const events = items.flatMap((i, n) => [...i.trace, { type: i.event.type, time: i.now, data: finals[n]! }].map((e) => ({ ...e, n })));
     const col = <T, K extends keyof T>(rows: T[], name: K) => rows.map((r) => r[name] ?? null);
     const released = sql.join(Object.keys(RELEASED_ON_FINISH).map((c) => sql`${sql.ref(c)} = null`));
+    // Notifications (rare): their outbox rows in the same statement, only for runs whose update matched. Without any,
+    // the statement's text is the one it always was.
+    const outbox = items.flatMap((i, n) => (i.outbox ?? []).map((o) => ({ ...o, n })));
+    const outboxCte = outbox.length
+      ? sql`,
+      o as (insert into notification_deliveries (organization_id, id, task_id, agent_id, event, channel, target, payload, status, attempts,
+          next_attempt_at, give_up_at, created_at, updated_at)
+        select ov.organization_id, ov.id, ov.task_id, ov.agent_id, ov.event, ov.channel, ov.target, ov.payload, 'pending', 0,
+          ov.next_attempt_at, ov.give_up_at, ov.created_at, ov.created_at
+        from unnest(${col(outbox, 'n')}::int[], ${col(outbox, 'organization_id')}::text[], ${col(outbox, 'id')}::text[],
+          ${col(outbox, 'task_id')}::text[], ${col(outbox, 'agent_id')}::text[], ${col(outbox, 'event')}::text[], ${col(outbox, 'channel')}::text[],
+          ${col(outbox, 'target')}::text[], ${col(outbox, 'payload')}::text[], ${col(outbox, 'next_attempt_at')}::bigint[],
+          ${col(outbox, 'give_up_at')}::bigint[], ${col(outbox, 'created_at')}::bigint[])
+          as ov(n, organization_id, id, task_id, agent_id, event, channel, target, payload, next_attempt_at, give_up_at, created_at)
+        join t on t.n = ov.n)`
+      : sql``;
     const r = await sql<TaskRow & { n: number; final_seq: number }>`
       with v as (
         select * from unnest(${col(runs, 'organizationId')}::text[], ${col(runs, 'taskId')}::text[], ${col(runs, 'fence')}::bigint[],
@@ -310,7 +330,7 @@ export class TaskQueueRepository {
         select t.organization_id, t.id, ev.type, ev.time, ev.data
         from unnest(${col(events, 'n')}::int[], ${col(events, 'type')}::text[], ${col(events, 'time')}::bigint[], ${col(events, 'data')}::text[])
           with ordinality as ev(n, type, time, data, ord)
-        join t on t.n = ev.n order by ev.ord returning seq, organization_id, task_id)
+        join t on t.n = ev.n order by ev.ord returning seq, organization_id, task_id)${outboxCte}
       select t.*, (select max(e.seq) from e where e.organization_id = t.organization_id and e.task_id = t.id) as final_seq from t`.execute(k);
     const out: (TaskRow | undefined)[] = items.map(() => undefined);
     for (const { n, final_seq: finalSeq, ...row } of r.rows) {

@@ -99,6 +99,8 @@ export interface TaskSubmission {
   parentExecution?: string | null;
   /** The schedule whose occurrence this is (source `schedule`). */
   scheduleId?: string;
+  /** A webhook caller's URL to call back with the signed notification when this run ends (docs/notifications.md). */
+  callbackUrl?: string | null;
   /**
    * The agent as the caller already read it in this request (the webhook receiver checks it before submitting):
    * one snapshot per submission instead of a second read. Must be the version the submission names.
@@ -148,9 +150,10 @@ export interface TaskSubmitter {
   submit(submission: TaskSubmission): Promise<Task>;
   /**
    * The same checks, for a caller that is not given the task (an asynchronous webhook call): resolves once the task
-   * is durable, possibly still in the inbox (task-inbox.ts), where every reader of task lists finds it.
+   * is durable, possibly still in the inbox (task-inbox.ts), where every reader of task lists finds it. Resolves with
+   * the task's id (the `x-task-id` header of the answer).
    */
-  accept(submission: TaskSubmission): Promise<void>;
+  accept(submission: TaskSubmission): Promise<string>;
   /**
    * Resolves with the task once it is final (or paused), or as it is when `timeoutMs` passes or `signal` aborts
    * (the waiting client went away).

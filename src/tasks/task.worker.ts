@@ -16,6 +16,7 @@ import { TaskSignals, Waker } from './task-signals.js';
 import type { TaskEvent } from './task.types.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
 import { withoutNul } from '../lib/nul-text.js';
+import type { NewDeliveryRow, TaskEndNotifier } from './task-end-notifier.js';
 
 export interface TaskWorkerDeps {
   queue: TaskQueueRepository;
@@ -29,6 +30,8 @@ export interface TaskWorkerDeps {
   log: Logger;
   concurrency: number;
   leaseMs: number;
+  /** Plans the notifications of a task end, committed with its final status (docs/notifications.md). */
+  notifier?: TaskEndNotifier;
 }
 
 /** How often a busy worker checks its tasks for stop requests and approval decisions (stop must land within 1 s). */
@@ -233,11 +236,23 @@ export class TaskWorker implements Startable, LocalSlots {
   /** Ends tasks whose workers died too often. */
   private async sweep(): Promise<void> {
     const now = this.d.clock.now();
-    const ended = await this.d.queue.sweepExhausted(now, (n) => `The task was abandoned: the worker running it stopped responding (${n} attempts)`);
+    const ended = await this.d.queue.sweepExhausted(
+      now,
+      (n) => `The task was abandoned: the worker running it stopped responding (${n} attempts)`,
+      this.d.notifier ? (r) => this.planSweep(r) : undefined,
+    );
+    if (ended.length) this.d.notifier?.committed();
     for (const row of ended) {
       await this.d.tasks.appendEvent(undefined, eventRow(row, 'task_finished', now, presentTask(row)));
       this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
     }
+  }
+
+  /** The notifications of a task the sweep ends: its agent's settings as they are now (the run's are gone with it). */
+  private async planSweep(r: TaskRow): Promise<NewDeliveryRow[]> {
+    const version = r.agent_version === 'draft' ? 'draft' : Number(r.agent_version);
+    const agent = await this.d.agents.getRunnable(r.organization_id, r.agent_id, version).catch(() => undefined);
+    return this.d.notifier!.plan({ status: r.status, agentConfig: agent?.config, callbackUrl: r.callback_url, view: () => r });
   }
 
   /** Slots neither running a task nor held for one being claimed or committed. */
@@ -417,7 +432,26 @@ export class TaskWorker implements Startable, LocalSlots {
       tool_call_id: m.tool_call_id ? withoutNul(m.tool_call_id) : null,
       created_at: parseTimeMs(m.created_at, now),
     }));
-    const done = await this.outcomes.add({ lease: e.lease, fields, messages, trace, event: FINISHED_EVENT, now, claimed: row });
+    const outbox = this.d.notifier?.plan({
+      status: fields.status,
+      agentConfig: agent?.config,
+      callbackUrl: row.callback_url,
+      // The row as the outcome leaves it (finishMany applies the same fields; tokens add up over retries).
+      view: () => ({
+        ...row,
+        status: fields.status,
+        result: fields.result,
+        prompt_tokens: Number(row.prompt_tokens) + tokens.prompt_tokens,
+        completion_tokens: Number(row.completion_tokens) + tokens.completion_tokens,
+        total_tokens: Number(row.total_tokens) + tokens.total_tokens,
+        llm_model_provider: fields.llm_model_provider,
+        llm_model_name: fields.llm_model_name,
+        finished_at: now,
+      }),
+    });
+    const withOutbox = outbox && outbox.length ? outbox : undefined;
+    const done = await this.outcomes.add({ lease: e.lease, fields, messages, trace, event: FINISHED_EVENT, now, claimed: row, outbox: withOutbox });
+    if (done && withOutbox) this.d.notifier!.committed();
     if (!done) this.d.log.warn({ task_id: row.id }, 'task outcome discarded: the task was stopped or taken over');
     this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true, row: done });
   }

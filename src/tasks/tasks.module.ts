@@ -5,6 +5,7 @@ import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { TaskRunner } from '../runtime/task-runner.js';
 import type { TaskAgentDirectory } from './task-agents.js';
+import type { TaskEndNotifier } from './task-end-notifier.js';
 import { TaskInbox } from './task-inbox.js';
 import { TaskInboxRepository } from './task-inbox.repository.js';
 import { TaskQueueRepository } from './task-queue.repository.js';
@@ -28,6 +29,7 @@ export function createTasksModule(d: {
   secretBox: SecretBox;
   agents: TaskAgentDirectory;
   runner: TaskRunner;
+  notifier?: TaskEndNotifier;
 }): TasksModule {
   const repo = new TasksRepository(d.db);
   const queue = new TaskQueueRepository(d.db);
@@ -46,8 +48,9 @@ export function createTasksModule(d: {
     log: d.log,
     concurrency: d.config.worker.concurrency,
     leaseMs: d.config.worker.leaseMs,
+    notifier: d.notifier,
   });
   // The worker takes awaited submissions straight from the service while it runs (a worker role in this process).
-  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker, d.db.dialect === 'postgres' ? 'after-send' : 'now');
+  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker, d.db.dialect === 'postgres' ? 'after-send' : 'now', d.notifier);
   return { tasks, worker, signals };
 }

@@ -46,6 +46,7 @@ export type ContinuationFields = Pick<
   | 'sealed_user_tokens'
   | 'max_attempts'
   | 'parent_execution'
+  | 'callback_url'
 >;
 
 /**
@@ -127,6 +128,11 @@ export class TasksRepository {
     }
     const byTask = new Map(seqs.map((r) => [r.task_id, Number(r.seq)]));
     return items.map((i) => byTask.get(i.task.id)!);
+  }
+
+  /** A task end's notification outbox rows, in the transaction that records the end (task-end-notifier.ts). */
+  async insertDeliveries(trx: Transaction<Database>, rows: Insertable<Database['notification_deliveries']>[]): Promise<void> {
+    await trx.insertInto('notification_deliveries').values(rows).execute();
   }
 
   async insertRun(trx: Transaction<Database>, row: Insertable<Database['task_runs']>): Promise<void> {
@@ -230,6 +236,10 @@ export class TasksRepository {
       await trx.deleteFrom('task_events').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
       await trx.deleteFrom('task_messages').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
       await trx.deleteFrom('task_runs').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
+      // Its notifications go with it, sent or not (docs/notifications.md).
+      const deliveries = trx.selectFrom('notification_deliveries').select('id').where('organization_id', '=', orgId).where('task_id', '=', id);
+      await trx.deleteFrom('notification_attempts').where('organization_id', '=', orgId).where('delivery_id', 'in', deliveries).execute();
+      await trx.deleteFrom('notification_deliveries').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
       const r = await trx.deleteFrom('tasks').where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
     });

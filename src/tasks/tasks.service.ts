@@ -12,6 +12,7 @@ import { taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from '
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
 import type { TaskInbox } from './task-inbox.js';
 import type { LocalSlots } from './local-slots.js';
+import type { TaskEndNotifier } from './task-end-notifier.js';
 import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
@@ -74,6 +75,7 @@ export class TasksService implements TaskSubmitter {
     private readonly inbox: TaskInbox,
     private readonly localSlots?: LocalSlots,
     private readonly runStart: RunStart = 'now',
+    private readonly notifier?: TaskEndNotifier,
   ) {}
 
   async submit(s: TaskSubmission): Promise<Task> {
@@ -85,14 +87,15 @@ export class TasksService implements TaskSubmitter {
    * through the inbox (task-inbox.ts); a caller-chosen id (it may continue a conversation) and an agent with a daily
    * limit (counted in the inserting transaction) take the path of `submit`.
    */
-  async accept(s: TaskSubmission): Promise<void> {
+  async accept(s: TaskSubmission): Promise<string> {
     const prepared = await this.prepare(s);
     if (s.taskId !== undefined || prepared.strategies.maxRunsPerDay !== undefined) {
-      await this.commit(s, prepared);
-      return;
+      return (await this.commit(s, prepared)).task.id;
     }
-    await this.inbox.append(newTaskRow(s, newId(), prepared.fields, prepared.now));
+    const id = newId();
+    await this.inbox.append(newTaskRow(s, id, prepared.fields, prepared.now));
     this.signals.publish({ kind: 'queued', inbox: true });
+    return id;
   }
 
   /**
@@ -222,6 +225,7 @@ export class TasksService implements TaskSubmitter {
       sealed_user_tokens: s.userTokens && Object.keys(s.userTokens).length ? this.secretBox.sealJson(s.userTokens) : null,
       max_attempts: strategies.maxAttempts,
       parent_execution: s.parentExecution ?? null,
+      callback_url: s.callbackUrl ?? null,
     };
     // Before any group commit: one row PostgreSQL refuses would fail every other caller's row in its batch, and one
     // in the task inbox would stop its move into `tasks` for everyone. Every text of a new row comes from here.
@@ -259,7 +263,7 @@ export class TasksService implements TaskSubmitter {
   }
 
   async get(organizationId: string, taskId: string): Promise<Task> {
-    const row = await this.repo.find(organizationId, taskId);
+    const row = await this.findAccepted(organizationId, taskId);
     if (!row) throw AppError.notFound('Task');
     return this.present(row);
   }
@@ -280,22 +284,46 @@ export class TasksService implements TaskSubmitter {
 
   /** Idempotent: a final task is returned as it is; an active one ends `stopped` and its worker aborts. */
   async stop(organizationId: string, taskId: string): Promise<Task> {
-    const row = await this.repo.find(organizationId, taskId);
+    const row = await this.findAccepted(organizationId, taskId);
     if (!row) throw AppError.notFound('Task');
     if (FINAL_STATUSES.has(row.status as TaskStatus)) return this.present(row);
     const now = this.clock.now();
+    // A stop ends the task too: its notifications (docs/notifications.md) are committed with it.
+    const agentConfig = this.notifier ? await this.agentConfigOf(row) : undefined;
+    let notified = false;
     const stopped = await this.repo.transaction(async (trx) => {
       const r = await this.repo.stop(trx, organizationId, taskId, now);
       if (r) await this.repo.appendEvent(trx, eventRow(r, 'task_finished', now, presentTask(r)));
+      const outbox = r && this.notifier ? this.notifier.plan({ status: r.status, agentConfig, callbackUrl: r.callback_url, view: () => r }) : [];
+      if (outbox.length) await this.repo.insertDeliveries(trx, outbox);
+      notified = outbox.length > 0;
       return r;
     });
+    if (notified) this.notifier!.committed();
     this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
     // Lost a race with the worker finishing it: show the task as it ended.
     return stopped ? this.present(stopped) : this.get(organizationId, taskId);
   }
 
-  async delete(organizationId: string, taskId: string): Promise<void> {
+  /**
+   * A task by id, settling the task inbox first when it is not found: an asynchronous webhook call's answer carries
+   * its task's id (`x-task-id`) while the task may still wait in the inbox. Only a miss pays for the settle.
+   */
+  private async findAccepted(organizationId: string, taskId: string): Promise<TaskRow | undefined> {
     const row = await this.repo.find(organizationId, taskId);
+    if (row) return row;
+    await this.inbox.settle();
+    return this.repo.find(organizationId, taskId);
+  }
+
+  /** The configuration of the version the task ran, secrets revealed; undefined when the agent is gone. */
+  private async agentConfigOf(row: TaskRow): Promise<Record<string, unknown> | undefined> {
+    const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
+    return (await this.agents.getRunnable(row.organization_id, row.agent_id, version).catch(() => undefined))?.config;
+  }
+
+  async delete(organizationId: string, taskId: string): Promise<void> {
+    const row = await this.findAccepted(organizationId, taskId);
     if (!row) throw AppError.notFound('Task');
     // Stopping first moves the fence, so the worker running it aborts and can write nothing more.
     if (!FINAL_STATUSES.has(row.status as TaskStatus)) await this.stop(organizationId, taskId);
@@ -304,13 +332,13 @@ export class TasksService implements TaskSubmitter {
   }
 
   async thread(organizationId: string, taskId: string): Promise<ThreadMessage[]> {
-    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+    if (!(await this.findAccepted(organizationId, taskId))) throw AppError.notFound('Task');
     return (await this.repo.thread(organizationId, taskId)).map(presentMessage);
   }
 
   /** The whole trace so far. */
   async events(organizationId: string, taskId: string): Promise<TaskEvent[]> {
-    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+    if (!(await this.findAccepted(organizationId, taskId))) throw AppError.notFound('Task');
     const out: TaskEvent[] = [];
     for (let after = 0; ; ) {
       const batch = await this.repo.events(organizationId, taskId, after, EVENT_BATCH);
@@ -322,7 +350,7 @@ export class TasksService implements TaskSubmitter {
 
   /** Checks the task exists (a 404 before any streaming starts). */
   async assertExists(organizationId: string, taskId: string): Promise<void> {
-    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+    if (!(await this.findAccepted(organizationId, taskId))) throw AppError.notFound('Task');
   }
 
   /**
@@ -365,7 +393,7 @@ export class TasksService implements TaskSubmitter {
   }
 
   private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected'): Promise<Task> {
-    const row = await this.repo.find(organizationId, taskId);
+    const row = await this.findAccepted(organizationId, taskId);
     if (!row) throw AppError.notFound('Task');
     const now = this.clock.now();
     const decided = await this.repo.transaction(async (trx) => {
@@ -463,6 +491,7 @@ function newTaskRow(s: TaskSubmission, id: string, f: ContinuationFields, now: n
     disable_attachment_injection: f.disable_attachment_injection,
     sealed_user_tokens: f.sealed_user_tokens,
     parent_execution: f.parent_execution,
+    callback_url: f.callback_url,
     is_manually_stopped: 0,
     prompt_tokens: 0,
     completion_tokens: 0,

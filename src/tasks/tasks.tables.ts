@@ -29,6 +29,8 @@ export interface TasksTables {
     /** The submission's user tokens, sealed with the secret box; wiped when the task ends. */
     sealed_user_tokens: string | null;
     parent_execution: string | null;
+    /** A webhook caller's `callback_url` for this run: called with the signed notification when the run ends. */
+    callback_url: string | null;
     is_manually_stopped: number;
     prompt_tokens: number;
     completion_tokens: number;

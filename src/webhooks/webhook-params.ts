@@ -2,6 +2,7 @@ import { AppError, type ValidationIssue } from '../errors.js';
 import type { TaskUser } from '../tasks/task.types.js';
 import { readPath } from './dot-path.js';
 import { isValidTaskId } from '../tasks/task-ids.js';
+import { isHttpUrl } from '../notifications/notification-settings.js';
 
 /**
  * The parameters of spec 4.5, resolved from the query string, the body, `params_mapping` and the defaults, in that
@@ -21,13 +22,16 @@ export interface WebhookParams {
   disableAttachmentInjection: boolean;
   /** Key form: the agent to run (query or body). */
   agentId?: string;
+  /** Called with the signed task-end notification (docs/notifications.md). */
+  callbackUrl?: string;
   /** Body fields that are not parameters: given to the agent as context. */
   context: Record<string, unknown> | null;
 }
 
 type Source = 'query' | 'body';
 
-const STRING_PARAMS = ['prompt', 'task_id', 'user_id', 'user_email', 'user_first_name', 'user_last_name', 'getter', 'agent_id'] as const;
+const STRING_PARAMS = ['prompt', 'task_id', 'user_id', 'user_email', 'user_first_name', 'user_last_name', 'getter', 'agent_id', 'callback_url'] as const;
+const MAX_CALLBACK_URL = 2048;
 const BOOL_PARAMS = ['asynchronous', 'json', 'disable_attachment_injection'] as const;
 /** Names `params_mapping` may fill (spec 4.5). */
 export const MAPPABLE = ['task_id', 'user_id', 'user_email', 'user_first_name', 'user_last_name', 'prompt'] as const;
@@ -112,6 +116,10 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
     last_name: str('user_last_name') ?? null,
   };
   const getter = str('getter');
+  const callbackUrl = str('callback_url');
+  if (callbackUrl !== undefined && (callbackUrl.length > MAX_CALLBACK_URL || !isHttpUrl(callbackUrl))) {
+    issues.push({ loc: locs.get('callback_url')!, msg: `Value error, callback_url must be an absolute http or https URL of at most ${MAX_CALLBACK_URL} characters`, type: 'value_error' });
+  }
   const agentId = str('agent_id');
   const asynchronous = bool('asynchronous', form === 'public');
   const json = bool('json', false);
@@ -143,6 +151,7 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
     userTokens,
     disableAttachmentInjection,
     agentId,
+    callbackUrl,
     context: Object.keys(context).length ? context : null,
   };
 }

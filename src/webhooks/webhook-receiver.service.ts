@@ -27,7 +27,8 @@ export interface PublicBinding {
   agentId: string;
 }
 
-export type WebhookAnswer = { kind: 'started' } | { kind: 'result'; value: unknown };
+/** `started`: the asynchronous answer; its task id goes out in the `x-task-id` header (the body is fixed, spec 4.3). */
+export type WebhookAnswer = { kind: 'started'; taskId: string } | { kind: 'result'; value: unknown };
 
 /** Spec 2.7: the synchronous answer. */
 export interface WebhookTaskResult {
@@ -78,17 +79,19 @@ export class WebhookReceiver {
       userTokens: params.userTokens,
       disableAttachmentInjection: params.disableAttachmentInjection,
       awaited: !params.asynchronous,
+      callbackUrl: params.callbackUrl,
     };
     let task: Task | undefined;
+    let acceptedId: string | undefined;
     try {
       // An asynchronous caller is not given the task: it may wait in the task inbox (the cheapest durable write).
-      if (params.asynchronous) await this.tasks.accept(submission);
+      if (params.asynchronous) acceptedId = await this.tasks.accept(submission);
       else task = await this.tasks.submit(submission);
     } catch (e) {
       await this.discard(organizationId, stored);
       throw e;
     }
-    if (!task) return { kind: 'started' };
+    if (!task) return { kind: 'started', taskId: acceptedId! };
     // The synchronous answer (spec 2.7) shows no sub-executions.
     const final = await this.tasks.waitForFinal(organizationId, task.id, { timeoutMs: this.syncTimeoutMs, subExecutions: false });
     return { kind: 'result', value: present(final, params) };

@@ -339,7 +339,10 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       access_scope: 'organizational',
       agno_settings: { ...AGNO_DEFAULTS, num_history_runs: 5, session_storage: false, openai_moderation_categories: ['violence'], tool_calls_compression: { enabled: false, threshold: 5, instructions: 'short' }, max_plan_retries: 2 },
       task_level_strategies: { retry_strategy: { enabled: true, max_retries: 2 }, max_runs_per_day: 100, iterative_strategy: { max_iterations: 4 }, stop_strategy: null, persistent_context: true },
-      notification_settings: { on_error: { email: ['ops@example.com'] } },
+      notification_settings: {
+        on_error: { email: ['ops@example.com'] },
+        smtp: { host: 'smtp.example.com', port: 587, secure: false, require_tls: true, username: 'bot', password_secret: 'SMTP_PASSWORD', from: 'bot@example.com' },
+      },
       using_nemo: false,
       is_supervised: true,
       is_autonomous: false,

@@ -5,6 +5,7 @@ import { durationBetween, formatBytes, formatDuration, formatTokens, isFinal, pr
 import { renderMarkdown } from '../markdown.js';
 import { followTask } from '../task-stream.js';
 import { TimelineView } from './timeline-view.js';
+import { renderTaskNotifications } from './task-notifications.js';
 
 /**
  * One task: input, files, result, thread and the execution trace, all kept live over the task's event stream
@@ -27,6 +28,7 @@ export async function renderTask(root, ctx, taskId) {
   const input = h('section', { class: 'panel', 'aria-labelledby': 'input-title' });
   const result = h('section', { class: 'panel', 'aria-labelledby': 'result-title' });
   const thread = h('section', { class: 'panel', 'aria-labelledby': 'thread-title' }, h('h2', { id: 'thread-title' }, 'Thread'), loading('Loading thread…'));
+  const notifications = h('section', { class: 'panel', 'aria-labelledby': 'notifications-title' }, h('h2', { id: 'notifications-title' }, 'Notifications'));
   const timeline = new TimelineView({ taskLink });
   const streamState = h('p', { class: 'stream-state', role: 'status' });
   const trace = h(
@@ -41,6 +43,7 @@ export async function renderTask(root, ctx, taskId) {
     hitl,
     h('div', { class: 'grid-2' }, summary, input),
     result,
+    notifications,
     trace,
     thread,
   );
@@ -57,6 +60,7 @@ export async function renderTask(root, ctx, taskId) {
     if (before !== task.status && !quiet) {
       announce(`Task ${task.status}`);
       if (isFinal(task.status) || task.status === 'paused') void loadThread();
+      if (isFinal(task.status)) void renderTaskNotifications(notifications, ctx, taskId);
     }
   }
 
@@ -211,6 +215,7 @@ export async function renderTask(root, ctx, taskId) {
   }
   update(latest ? merge(task, latest) : task, { quiet: true });
   void loadThread();
+  void renderTaskNotifications(notifications, ctx, taskId);
 
   void followTask(taskId, {
     delivered: initial.length,
