@@ -75,6 +75,18 @@ export interface HitlRequest {
 }
 
 /** What a caller (API invoke, webhook, sub-agent) asks for. */
+/** The outcome of a task run outside Agentry's workers (TasksService.report). */
+export interface TaskReport {
+  success: boolean;
+  result: string;
+  tokens: { prompt_tokens: number; completion_tokens: number };
+  durationMs: number;
+  /** Names of the tools the run used, as reported. */
+  usedTools: string[];
+  /** The raw model response as JSON text (or a note of its size when too large), kept on the trace. */
+  llmResponse?: string | { truncated: true; bytes: number };
+}
+
 export interface TaskSubmission {
   organizationId: string;
   agentId: string;

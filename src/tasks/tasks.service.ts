@@ -15,7 +15,7 @@ import type { LocalSlots } from './local-slots.js';
 import type { TaskEndNotifier } from './task-end-notifier.js';
 import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
 import { TaskSignals, Waker } from './task-signals.js';
-import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
+import { FINAL_STATUSES, type Task, type TaskEvent, type TaskReport, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
 import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
 import { hasNulText, nulTextError } from '../lib/nul-text.js';
 
@@ -231,6 +231,34 @@ export class TasksService implements TaskSubmitter {
     // in the task inbox would stop its move into `tasks` for everyone. Every text of a new row comes from here.
     if (hasNulText(fields as unknown as Record<string, unknown>)) throw nulTextError();
     return { agent, strategies, fields, now };
+  }
+
+  /**
+   * A task run outside Agentry's workers (xpander's SDK reports the runs of agents it executes itself), recorded as
+   * finished with its result, tokens and duration so lists, the console and notifications see it; nothing runs. A
+   * reported id that exists already is a conflict: a task's outcome is written once, by whoever ran it.
+   */
+  async report(s: TaskSubmission, r: TaskReport): Promise<Task> {
+    const id = s.taskId ?? newId();
+    if (!isValidTaskId(id)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
+    if (await this.findAccepted(s.organizationId, id)) throw new AppError('conflict', 'Task already exists');
+    const { fields, agent, now } = await this.prepare({ ...s, taskId: undefined });
+    const tokens = { prompt_tokens: r.tokens.prompt_tokens, completion_tokens: r.tokens.completion_tokens, total_tokens: r.tokens.prompt_tokens + r.tokens.completion_tokens };
+    const started = now - Math.max(0, Math.round(r.durationMs));
+    const row: TaskRow = { ...newTaskRow(s, id, fields, started), status: r.success ? 'completed' : 'failed', result: r.result, ...tokens, started_at: started, finished_at: now };
+    if (hasNulText({ result: r.result })) throw nulTextError();
+    let notified = false;
+    await this.repo.transaction(async (trx) => {
+      await this.repo.insertNewIn(trx, [{ task: row, event: eventRow(row, 'task_created', started, presentTask({ ...row, status: 'pending', result: null, finished_at: null })) }]);
+      await this.repo.appendEvent(trx, eventRow(row, 'task_finished', now, { ...presentTask(row), reported: true, used_tools: r.usedTools, ...(r.llmResponse !== undefined ? { llm_response: r.llmResponse } : {}) }));
+      const outbox = this.notifier ? this.notifier.plan({ status: row.status, agentConfig: agent.config, callbackUrl: row.callback_url, view: () => row }) : [];
+      if (outbox.length) await this.repo.insertDeliveries(trx, outbox);
+      notified = outbox.length > 0;
+    });
+    if (notified) this.notifier!.committed();
+    // Finished already: no worker is woken; watchers of its trace are.
+    this.signals.publish({ kind: 'task', organizationId: s.organizationId, taskId: id, statusChanged: true });
+    return this.present(row);
   }
 
   async waitForFinal(organizationId: string, taskId: string, { timeoutMs, signal, subExecutions = true }: WaitOptions): Promise<Task> {

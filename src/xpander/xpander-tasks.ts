@@ -2,9 +2,12 @@ import { AppError } from '../errors.js';
 import type { TasksService } from '../tasks/tasks.service.js';
 import type { Task, TaskEvent, TaskSubmission } from '../tasks/task.types.js';
 import { presentXpanderEvent, presentXpanderTask, presentXpanderTaskListItem } from './task.presenter.js';
-import type { CreateExecutionBody, HistoryQuery, UpdateExecutionBody } from './xpander.schemas.js';
+import type { CreateExecutionBody, HistoryQuery, ReportTaskBody, UpdateExecutionBody } from './xpander.schemas.js';
 
 type XTask = Record<string, unknown>;
+
+/** A reported raw LLM response is kept on the trace up to this many characters of JSON; beyond, only its size. */
+const LLM_RESPONSE_CAP = 64 * 1024;
 
 /**
  * xpander's agent-execution routes over the tasks service: each use case is one call of TasksService and a
@@ -35,6 +38,23 @@ export class XpanderTasks {
       disableAttachmentInjection: b.disable_attachment_injection ?? false,
     };
     return presentXpanderTask(await this.tasks.submit(submission));
+  }
+
+  /** POST /agent-execution/{agent_id}/report_task: a task the SDK ran itself, recorded finished (TasksService.report). */
+  async report(organizationId: string, agentId: string, b: ReportTaskBody): Promise<XTask> {
+    const raw = b.llm_response === undefined || b.llm_response === null ? undefined : JSON.stringify(b.llm_response);
+    const task = await this.tasks.report(
+      { organizationId, agentId, taskId: b.id ?? undefined, source: 'api', sourceLabel: 'sdk', text: b.input ?? '', files: [], user: null },
+      {
+        success: b.is_success !== false,
+        result: b.result ?? '',
+        tokens: { prompt_tokens: b.tokens?.prompt_tokens ?? 0, completion_tokens: b.tokens?.completion_tokens ?? 0 },
+        durationMs: (b.duration ?? 0) * 1000,
+        usedTools: b.used_tools ?? [],
+        llmResponse: raw === undefined ? undefined : raw.length <= LLM_RESPONSE_CAP ? raw : { truncated: true, bytes: raw.length },
+      },
+    );
+    return presentXpanderTask(task);
   }
 
   async get(organizationId: string, taskId: string): Promise<XTask> {

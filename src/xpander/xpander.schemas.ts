@@ -65,6 +65,21 @@ export const CreateExecutionBody = z.object({
 });
 export type CreateExecutionBody = z.output<typeof CreateExecutionBody>;
 
+/** POST /agent-execution/{agent_id}/report_task: the SDK's `Task.areport_external_task` (TaskReportRequest). */
+export const ReportTaskBody = z.object({
+  id: z.string().refine(isValidTaskId, TASK_ID_RULE).nullish(),
+  input: z.string().max(1_000_000).nullish(),
+  /** The raw model response, kept on the task's trace (up to 64 KB of JSON). */
+  llm_response: z.unknown().optional(),
+  tokens: z.object({ prompt_tokens: z.number().int().min(0).default(0), completion_tokens: z.number().int().min(0).default(0) }).nullish(),
+  is_success: z.boolean().nullish(),
+  result: z.string().max(10_000_000).nullish(),
+  /** Seconds, as the SDK measures them. */
+  duration: z.number().min(0).max(31_536_000).nullish(),
+  used_tools: z.array(z.string().max(256)).max(1000).nullish(),
+});
+export type ReportTaskBody = z.output<typeof ReportTaskBody>;
+
 /**
  * PATCH /agent-execution/{task_id}/update: the SDK sends its whole Task model (`Task.asave`) or the fields of
  * `Tasks.aupdate`. Only the fields a change could be asked in are read; see XpanderTasks.update.

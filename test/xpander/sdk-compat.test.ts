@@ -332,11 +332,30 @@ describe.each(TEST_DBS)('xpander SDK and CLI compatibility (%s)', (kind) => {
     expect(ops).toEqual([expect.objectContaining({ id: weatherOpId, name: 'getWeather', id_to_use_on_graph: 'getWeather', parent_id: connectorId, method: 'get', path: '/weather/{city}' })]);
   });
 
+  it('records a task the SDK ran itself (report_task): finished, with its result, tokens, duration and trace', async () => {
+    // Task.areport_external_task's TaskReportRequest, as model_dump_safe sends it.
+    const report = { id: null, input: 'Summarise the ticket', llm_response: { choices: [{ message: { content: 'Done' } }] }, tokens: { prompt_tokens: 12, completion_tokens: 5 }, is_success: true, result: 'Summary: done', duration: 2.5, used_tools: ['getWeather'] };
+    const r = await sdk('POST', `/agent-execution/${agentId}/report_task`, report);
+    expect(r.statusCode, r.body).toBe(200);
+    valid(TaskSchema, r.json());
+    const id = r.json().id as string;
+    const task = (await t.req('GET', `/v1/tasks/${id}`)).json();
+    expect(task).toMatchObject({ status: 'completed', result: 'Summary: done', source: 'sdk', input: { text: 'Summarise the ticket' }, tokens: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
+    expect(Date.parse(task.finished_at) - Date.parse(task.started_at)).toBe(2500);
+    const finished = (await t.req('GET', `/v1/tasks/${id}/events`)).json().find((e: { type: string }) => e.type === 'task_finished');
+    expect(finished.data).toMatchObject({ reported: true, used_tools: ['getWeather'], llm_response: JSON.stringify(report.llm_response) });
+    // Reported once: the same id again is a conflict; a failed run is recorded failed; another org's agent is missing.
+    expect((await sdk('POST', `/agent-execution/${agentId}/report_task`, { ...report, id })).statusCode).toBe(409);
+    const failed = await sdk('POST', `/agent-execution/${agentId}/report_task`, { ...report, id: `ext-${kind}-1`, is_success: false, result: 'boom' });
+    expect(failed.json()).toMatchObject({ id: `ext-${kind}-1`, status: 'failed', result: 'boom' });
+    expect((await sdk('POST', `/agent-execution/${agentId}/report_task`, report, { 'x-api-key': t.keyB })).json()).toEqual({ detail: 'Agent not found' });
+    expect((await sdk('POST', `/agent-execution/${agentId}/report_task`, { ...report, duration: -1 })).statusCode).toBe(422);
+  });
+
   it('answers 501 with the reason for routes Agentry does not serve, after checking what they name', async () => {
     const db = await sdk('GET', `/agents/${agentId}/db`);
     expect(db.statusCode).toBe(501);
     expect(db.json().detail).toMatch(/not supported by Agentry/);
-    expect((await sdk('POST', `/agent-execution/${agentId}/report_task`, { id: null, input: 'x', llm_response: null, tokens: null, is_success: true, result: 'r', duration: 0, used_tools: [] })).statusCode).toBe(501);
     expect((await sdk('GET', '/agents/nope/db')).statusCode).toBe(404);
     expect((await sdk('GET', '/metadata/default_llm_extra_headers')).json()).toEqual({});
   });

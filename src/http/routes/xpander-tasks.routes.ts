@@ -1,6 +1,6 @@
 import type { Container } from '../../container.js';
 import { AppError } from '../../errors.js';
-import { AgentIdParams, CreateExecutionBody, HistoryQuery, OrgTaskParams, TaskIdParams, UpdateExecutionBody, UserIdParams } from '../../xpander/xpander.schemas.js';
+import { AgentIdParams, CreateExecutionBody, HistoryQuery, OrgTaskParams, ReportTaskBody, TaskIdParams, UpdateExecutionBody, UserIdParams } from '../../xpander/xpander.schemas.js';
 import type { Router } from '../router.js';
 import { lastEventId, sendEventStream, wantsEventStream } from './task-stream.js';
 import { agentVersion } from './xpander-agents.routes.js';
@@ -21,6 +21,10 @@ export function xpanderTasksRoutes(router: Router, c: Container): void {
   router.route(
     { method: 'POST', url: '/agent-execution/:agent_id', summary: 'Create a task (asynchronous invocation; x-agent-version honoured) (xpander SDK)', tags, params: AgentIdParams, body: CreateExecutionBody, auth: true },
     ({ principal, params, body, request }) => x.create(principal.organizationId, params.agent_id, agentVersion(request), body),
+  );
+  router.route(
+    { method: 'POST', url: '/agent-execution/:agent_id/report_task', summary: 'Record a task the SDK ran itself, finished, with its result, tokens and duration (xpander SDK)', tags, params: AgentIdParams, body: ReportTaskBody, auth: true },
+    ({ principal, params, body }) => x.report(principal.organizationId, params.agent_id, body),
   );
   router.route({ method: 'GET', url: '/agent-execution/:task_id/status', summary: 'A task (xpander SDK)', tags, params: TaskIdParams, auth: true }, ({ principal, params }) =>
     x.get(principal.organizationId, params.task_id),

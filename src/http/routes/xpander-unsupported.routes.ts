@@ -22,7 +22,6 @@ const AGENT_ROUTES: [method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, w
   ['PATCH', '/agents/:agent_id/sync_local_tools', 'Syncing local tools into the graph', 'local tools run in the SDK and need no registration'],
   ['GET', '/agents/:agent_id/db', 'A per-agent session database', 'give the framework your own storage'],
   ['GET', '/agents/:agent_id/llm_preflight', 'LLM preflight', 'invoke the agent to check its model'],
-  ['POST', '/agent-execution/:agent_id/report_task', 'Reporting a task run elsewhere', 'Agentry records the tasks its workers run'],
   ['POST', '/agents-metrics/:agent_id/execution', 'Execution metrics reports', 'read token counts on the task (GET /v1/tasks/{id})'],
   ['POST', '/agent-containers/:agent_id/deploy', 'Container deployment', 'run your container yourself and call the API'],
   ['POST', '/agent-containers/:agent_id/start', 'Container deployment', 'run your container yourself and call the API'],
