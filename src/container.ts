@@ -66,6 +66,7 @@ import { KnowledgeIndexer } from './knowledge/knowledge.indexer.js';
 import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
+import { createObservability, type Observability } from './observability/observability.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -114,6 +115,10 @@ export interface Container {
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
   knowledge: KnowledgeService;
   knowledgeIndexer: KnowledgeIndexer;
+  // observability (issue 28): Prometheus metrics (undefined when AGENTRY_METRICS=false), OpenTelemetry export
+  // (undefined without an OTLP endpoint)
+  metrics?: Observability['metrics'];
+  tracing?: Observability['tracing'];
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -128,7 +133,7 @@ export interface ContainerOptions {
 
 export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
   const clock = opts.clock ?? systemClock;
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, config.logFormat);
   // The data directory (database, master key, files) is the service user's alone: 0700, created or tightened.
   ensurePrivateDir(config.dataDir, (m) => log.warn(m));
   const db = openDatabase({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'agentry.db'), log });
@@ -146,6 +151,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const auth = new AuthService(orgsRepo, config.jwt);
 
   const background: Startable[] = [];
+  // --- observability (issue 28): before anything that reports to it
+  const observability = createObservability(config, db, clock, log);
+  if (observability.tracing) background.push({ start: async () => {}, stop: () => observability.tracing!.shutdown() });
   // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs, llm_api_base) goes through this fetch:
   // the egress policy of CONTRACT section 10, checked on the connected address of every hop.
   const safeFetch = createSafeFetch(createEgressPolicy(config.egressAllow));
@@ -195,7 +203,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   });
 
   // --- tasks: queue, worker, invoke (issue 3)
-  const tasksModule = createTasksModule({ db, config, clock, log, secretBox, agents, runner: opts.taskRunner ?? runtime.runner });
+  const tasksModule = createTasksModule({ db, config, clock, log, secretBox, agents, runner: observability.observe(opts.taskRunner ?? runtime.runner) });
   const tasks = tasksModule.tasks;
   background.push(tasksModule.worker);
   // Closes the notification connection (PostgreSQL) after the worker stopped; every role uses it.
@@ -305,6 +313,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     taskWorker: tasksModule.worker,
     knowledge,
     knowledgeIndexer,
+    metrics: observability.metrics,
+    tracing: observability.tracing,
     background,
     async close() {
       for (const b of background) await b.stop();

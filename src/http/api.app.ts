@@ -19,6 +19,7 @@ import { mcpServersRoutes } from './routes/mcp-servers.routes.js';
 import { skillsRoutes } from './routes/skills.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { connectorsRoutes } from './routes/connectors.routes.js';
+import { installHttpMetrics, registerMetricsRoute } from '../observability/metrics-http.js';
 
 /** A route module registers one resource's routes; handlers stay thin and call one service. */
 export type RouteModule = (router: Router, c: Container) => void;
@@ -32,6 +33,10 @@ export async function buildApiApp(c: Container): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
   installErrorHandler(app);
+  if (c.metrics) {
+    installHttpMetrics(app, c.metrics, 'api');
+    registerMetricsRoute(app, c.metrics, c.config.metrics.token);
+  }
   installAuthHook(app, c.auth);
   // Multipart uploads (knowledge-base documents, connector documents); every route reads its own parts.
   if (!app.hasContentTypeParser('multipart/form-data')) await app.register(multipart, { limits: { fieldSize: 1024 * 1024, fields: 100, parts: 1000 } });
