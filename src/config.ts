@@ -212,3 +212,8 @@ function otelConfig(e: z.output<typeof EnvSchema>): Config['otel'] {
   }
   return { tracesUrl: url, headers, serviceName: e.OTEL_SERVICE_NAME, captureContent: e.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT === true };
 }
+
+/** Where the remote CLI commands (agents, invoke, tasks, keys list|revoke) send their requests; flags override. */
+export function cliTarget(env: NodeJS.ProcessEnv = process.env): { url: string; apiKey?: string } {
+  return { url: (env.AGENTRY_URL || 'http://localhost:8080').replace(/\/+$/, ''), apiKey: env.AGENTRY_API_KEY || undefined };
+}
