@@ -20,6 +20,7 @@ import { skillsRoutes } from './routes/skills.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { connectorsRoutes } from './routes/connectors.routes.js';
 import { installHttpMetrics, registerMetricsRoute } from '../observability/metrics-http.js';
+import { apiDocsPlugin } from './api-docs/api-docs.plugin.js';
 
 /** A route module registers one resource's routes; handlers stay thin and call one service. */
 export type RouteModule = (router: Router, c: Container) => void;
@@ -45,5 +46,7 @@ export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   for (const m of routeModules) m(router, c);
   // The monitoring console (GET / and /console/*): static files, a client of the /v1 API above.
   await consolePlugin(app);
+  // The API reference (GET /docs): Swagger UI over /openapi.json.
+  await apiDocsPlugin(app);
   return app;
 }
