@@ -1,7 +1,7 @@
 /**
  * The webhook receiver's two routes (CONTRACT 7, spec 4.3-4.5) for the OpenAPI document. They are served by the
  * webhook listener (webhooks.app.ts and its fast lane), not by the router, so they are described here, each with
- * the webhook listener as its server. Parameters come from the query string, the body (JSON, form or multipart
+ * the webhook listener as its server (on the operation: tools read a path item's keys as methods). Parameters come from the query string, the body (JSON, form or multipart
  * fields) or `params_mapping`, in that order of precedence.
  */
 
@@ -56,8 +56,8 @@ export function webhookReceiverPaths(webhookUrl: string): Record<string, Record<
   const servers = [{ url: webhookUrl, description: 'The webhook listener (AGENTRY_WEBHOOK_PORT)' }];
   return {
     '/wh_{secret}': {
-      servers,
       post: {
+        servers,
         summary: 'Run the agent of this webhook URL (the secret in the path is the credential)',
         tags: ['webhook receiver'],
         operationId: 'webhook_public',
@@ -67,8 +67,8 @@ export function webhookReceiverPaths(webhookUrl: string): Record<string, Record<
       },
     },
     '/': {
-      servers,
       post: {
+        servers,
         summary: 'Run an agent with an API key (`x-api-key` header or query parameter) and `agent_id`',
         tags: ['webhook receiver'],
         operationId: 'webhook_key',
