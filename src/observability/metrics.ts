@@ -62,8 +62,13 @@ export class Metrics {
     const { queueStats, poolStats } = sources;
     if (queueStats) {
       // One query per scrape feeds the three queue gauges: the first gauge's collect runs it, the others reuse it.
-      let pending: Promise<QueueStats> | undefined;
-      const stats = () => (pending ??= queueStats().finally(() => setImmediate(() => (pending = undefined))));
+      // prom-client collects every metric at once, so the three collects share the query in flight. A failed query
+      // (database down) leaves these gauges unknown for that scrape (no series, or NaN); the other metrics answer.
+      let pending: Promise<QueueStats | null> | undefined;
+      const stats = () =>
+        (pending ??= queueStats()
+          .catch(() => null)
+          .finally(() => (pending = undefined)));
       new Gauge({
         name: 'agentry_tasks',
         help: 'Tasks not finished, by status (pending, executing, paused)',
@@ -71,6 +76,7 @@ export class Metrics {
         registers: [r],
         async collect() {
           const s = await stats();
+          if (!s) return this.reset();
           for (const status of ['pending', 'executing', 'paused']) this.set({ status }, s.byStatus[status] ?? 0);
         },
       });
@@ -79,7 +85,8 @@ export class Metrics {
         help: 'Webhook tasks committed and not yet moved into the task queue',
         registers: [r],
         async collect() {
-          this.set((await stats()).inbox);
+          const s = await stats();
+          this.set(s ? s.inbox : NaN);
         },
       });
       const now = sources.now;
@@ -88,8 +95,9 @@ export class Metrics {
         help: 'Age of the oldest pending task (0 when none)',
         registers: [r],
         async collect() {
-          const oldest = (await stats()).oldestPendingAt;
-          this.set(oldest === null ? 0 : Math.max(0, (now() - oldest) / 1000));
+          const s = await stats();
+          if (!s) return this.set(NaN);
+          this.set(s.oldestPendingAt === null ? 0 : Math.max(0, (now() - s.oldestPendingAt) / 1000));
         },
       });
     }
