@@ -55,6 +55,15 @@ const EnvSchema = z.object({
   AGENTRY_S3_ACCESS_KEY_ID: z.string().optional(),
   AGENTRY_S3_SECRET_ACCESS_KEY: z.string().optional(),
   AGENTRY_METRICS: boolish,
+  AGENTRY_METRICS_TOKEN: z.string().min(16).optional(),
+  AGENTRY_METRICS_PORT: port.optional(),
+  AGENTRY_LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  AGENTRY_TRACE_LLM_IO_CHARS: z.coerce.number().int().min(0).max(1_000_000).default(16_000),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().default('agentry'),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: boolish,
   AGENTRY_EMBEDDINGS_BASE_URL: z.string().url().optional(),
   AGENTRY_EMBEDDINGS_MODEL: z.string().default('text-embedding-3-small'),
   AGENTRY_EMBEDDINGS_API_KEY: z.string().optional(),
@@ -91,6 +100,14 @@ export interface Config {
   egressAllow: string[];
   roles: ReadonlySet<Role>;
   logLevel: string;
+  /** `json` (one object a line, the default) or `pretty` (coloured single lines for a terminal). */
+  logFormat: 'json' | 'pretty';
+  /** Prometheus /metrics (src/observability/metrics.ts): on unless AGENTRY_METRICS is false. */
+  metrics: { enabled: boolean; token?: string; port?: number };
+  /** The most characters of an LLM call's input and of its output the trace keeps (0: none). */
+  traceLlmIoChars: number;
+  /** OpenTelemetry export over OTLP/HTTP; undefined when no endpoint is set (no tracer is built at all). */
+  otel?: { tracesUrl: string; headers: Record<string, string>; serviceName: string; captureContent: boolean };
   jwt?: { issuer?: string; audience?: string; jwksUrl: string; orgClaim: string };
   worker: { concurrency: number; leaseMs: number; schedulerPollMs: number };
   syncTimeoutMs: number;
@@ -127,7 +144,8 @@ export interface Config {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
-  const parsed = EnvSchema.safeParse(env);
+  // An empty value is an unset one (compose files pass `${VAR:-}` through as ''); defaults then apply.
+  const parsed = EnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
@@ -154,6 +172,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     egressAllow: e.AGENTRY_EGRESS_ALLOW.split(',').map((s) => s.trim()).filter(Boolean),
     roles: new Set(roles as Role[]),
     logLevel: e.AGENTRY_LOG_LEVEL,
+    logFormat: e.AGENTRY_LOG_FORMAT,
+    metrics: { enabled: e.AGENTRY_METRICS !== false, token: e.AGENTRY_METRICS_TOKEN, port: e.AGENTRY_METRICS_PORT },
+    traceLlmIoChars: e.AGENTRY_TRACE_LLM_IO_CHARS,
+    otel: otelConfig(e),
     jwt: e.AGENTRY_JWT_JWKS_URL
       ? { issuer: e.AGENTRY_JWT_ISSUER, audience: e.AGENTRY_JWT_AUDIENCE, jwksUrl: e.AGENTRY_JWT_JWKS_URL, orgClaim: e.AGENTRY_JWT_ORG_CLAIM }
       : undefined,
@@ -206,4 +228,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...overrides,
   };
   return Object.freeze(config);
+}
+
+/** The OTLP/HTTP traces URL as the OpenTelemetry spec derives it: the signal's own endpoint as is, else base + /v1/traces. */
+function otelConfig(e: z.output<typeof EnvSchema>): Config['otel'] {
+  const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT && `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
+  if (!url) return undefined;
+  const headers: Record<string, string> = {};
+  // W3C baggage-style list: key=value,key2=value2 (values percent-decoded), as OTEL_EXPORTER_OTLP_HEADERS is defined.
+  for (const pair of (e.OTEL_EXPORTER_OTLP_HEADERS ?? '').split(',')) {
+    const i = pair.indexOf('=');
+    if (i > 0) headers[pair.slice(0, i).trim()] = decodeURIComponent(pair.slice(i + 1).trim());
+  }
+  return { tracesUrl: url, headers, serviceName: e.OTEL_SERVICE_NAME, captureContent: e.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT === true };
+}
+
+/** Where the remote CLI commands (agents, invoke, tasks, keys list|revoke) send their requests; flags override. */
+export function cliTarget(env: NodeJS.ProcessEnv = process.env): { url: string; apiKey?: string } {
+  return { url: (env.AGENTRY_URL || 'http://localhost:8080').replace(/\/+$/, ''), apiKey: env.AGENTRY_API_KEY || undefined };
 }

@@ -78,6 +78,7 @@ import { createMemoryModule } from './memory/memory.module.js';
 import type { MemoryService } from './memory/memory.service.js';
 import { createNotificationsModule } from './notifications/notifications.module.js';
 import type { NotificationsService } from './notifications/notifications.service.js';
+import { createObservability, type Observability } from './observability/observability.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -137,6 +138,10 @@ export interface Container {
   // notifications (issue 21): task-end webhooks, Slack, email; the dispatcher is in `background`
   notifications: NotificationsService;
   notificationDispatcher: Startable;
+  // observability (issue 28): Prometheus metrics (undefined when AGENTRY_METRICS=false), OpenTelemetry export
+  // (undefined without an OTLP endpoint)
+  metrics?: Observability['metrics'];
+  tracing?: Observability['tracing'];
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -151,7 +156,7 @@ export interface ContainerOptions {
 
 export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
   const clock = opts.clock ?? systemClock;
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, config.logFormat);
   // The data directory (database, master key, files) is the service user's alone: 0700, created or tightened.
   ensurePrivateDir(config.dataDir, (m) => log.warn(m));
   const db = openDatabase({ url: config.databaseUrl, sqlitePath: join(config.dataDir, 'agentry.db'), log });
@@ -169,6 +174,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const auth = new AuthService(orgsRepo, config.jwt);
 
   const background: Startable[] = [];
+  // --- observability (issue 28): before anything that reports to it
+  const observability = createObservability(config, db, clock, log);
+  if (observability.tracing) background.push({ start: async () => {}, stop: () => observability.tracing!.shutdown() });
   // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs, llm_api_base) goes through this fetch:
   // the egress policy of CONTRACT section 10, checked on the connected address of every hop.
   const egress = createEgressPolicy(config.egressAllow);
@@ -226,7 +234,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   });
 
   // --- tasks: queue, worker, invoke (issue 3)
-  const tasksModule = createTasksModule({ db, config, clock, log, secretBox, agents, runner: opts.taskRunner ?? runtime.runner, notifier: notificationsModule.outbox });
+  const tasksModule = createTasksModule({ db, config, clock, log, secretBox, agents, runner: observability.observe(opts.taskRunner ?? runtime.runner), notifier: notificationsModule.outbox });
   const tasks = tasksModule.tasks;
   background.push(tasksModule.worker);
   background.push(notificationsModule.dispatcher);
@@ -362,6 +370,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     memoryExtractor: memory.extractor,
     notifications: notificationsModule.service,
     notificationDispatcher: notificationsModule.dispatcher,
+    metrics: observability.metrics,
+    tracing: observability.tracing,
     background,
     async close() {
       for (const b of background) await b.stop();

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { createContainer, type Container } from './container.js';
 import { buildApiApp } from './http/api.app.js';
 import { buildWebhookApp } from './http/webhooks.app.js';
+import { startMetricsListener } from './observability/metrics-listener.js';
 
 export interface RunningServer {
   container: Container;
@@ -25,6 +26,7 @@ export async function startServer(config: Config, container?: Container): Promis
     running.apiUrl = `http://${hostFor(config.host)}:${port}`;
     if (!config.publicApiUrl) c.urls.api = `http://localhost:${port}`;
     c.log.info({ port, role: 'api' }, `api listening on ${running.apiUrl}`);
+    c.log.info({ console: `${c.urls.api}/`, docs: `${c.urls.api}/docs` }, `console at ${c.urls.api}/ , API reference at ${c.urls.api}/docs`);
   }
   if (config.roles.has('webhooks')) {
     running.webhooks = await buildWebhookApp(c);
@@ -38,7 +40,9 @@ export async function startServer(config: Config, container?: Container): Promis
     for (const b of c.background) await b.start();
     c.log.info({ role: 'worker' }, 'worker started');
   }
+  const metricsListener = await startMetricsListener(c);
   running.stop = async () => {
+    await metricsListener?.close();
     await running.api?.close();
     await running.webhooks?.close();
     await c.close();

@@ -30,6 +30,8 @@ export interface Db {
   configVersion(): string | undefined;
   /** libsql: the WAL checkpoint thread (sqlite-checkpointer.ts). */
   readonly checkpointer?: SqliteCheckpointer;
+  /** PostgreSQL: the pool's connections right now, for /metrics. */
+  poolStats?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
       dialect: 'postgres',
       notifications,
       configVersion: () => watch.version(),
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       close: async () => {
         await notifications.close();
         await kysely.destroy();

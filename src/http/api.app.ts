@@ -23,6 +23,8 @@ import { connectorsRoutes } from './routes/connectors.routes.js';
 import { xpanderRoutes } from './routes/xpander.routes.js';
 import { schedulesRoutes } from './routes/schedules.routes.js';
 import { notificationsRoutes } from './routes/notifications.routes.js';
+import { installHttpMetrics, registerMetricsRoute } from '../observability/metrics-http.js';
+import { apiDocsPlugin } from './api-docs/api-docs.plugin.js';
 
 /** A route module registers one resource's routes; handlers stay thin and call one service. */
 export type RouteModule = (router: Router, c: Container) => void;
@@ -36,6 +38,10 @@ export async function buildApiApp(c: Container): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
   installErrorHandler(app);
+  if (c.metrics) {
+    installHttpMetrics(app, c.metrics, 'api');
+    registerMetricsRoute(app, c.metrics, c.config.metrics.token);
+  }
   installAuthHook(app, c.auth);
   // Multipart uploads (knowledge-base documents, connector documents); every route reads its own parts.
   if (!app.hasContentTypeParser('multipart/form-data')) await app.register(multipart, { limits: { fieldSize: 1024 * 1024, fields: 100, parts: 1000 } });
@@ -44,5 +50,7 @@ export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   for (const m of routeModules) m(router, c);
   // The monitoring console (GET / and /console/*): static files, a client of the /v1 API above.
   await consolePlugin(app);
+  // The API reference (GET /docs): Swagger UI over /openapi.json.
+  await apiDocsPlugin(app);
   return app;
 }

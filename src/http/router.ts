@@ -22,6 +22,8 @@ export interface RouteSpec<B extends Schema, Q extends Schema, P extends Schema>
   status?: number;
   /** For the OpenAPI document only. */
   response?: z.ZodType;
+  /** For the OpenAPI document only: request bodies by media type, for a handler that reads its body itself (multipart). */
+  bodyDocs?: Record<string, z.ZodType>;
   /** Routes under /v1 require a principal unless this is false. */
   auth?: boolean;
 }
@@ -45,6 +47,7 @@ export interface DocumentedRoute {
   params?: z.ZodType;
   status: number;
   response?: z.ZodType;
+  bodyDocs?: Record<string, z.ZodType>;
   auth: boolean;
 }
 

@@ -65,7 +65,8 @@ export function createWebhookFastLane(c: Container): WebhookFastLane {
     const qs = q === -1 ? '' : url.slice(q + 1);
     const query: Record<string, unknown> = qs.length === 0 ? {} : parseQuery(qs);
     const requestId = verbose ? logRequest(c.log, req, res) : undefined;
-    serve(c, req, res, { form, secret: form === 'public' ? path.slice(4) : undefined, query, limit, maxDepth, requestId }).catch((err: unknown) => {
+    const started = c.metrics ? performance.now() : 0;
+    serve(c, req, res, { form, secret: form === 'public' ? path.slice(4) : undefined, query, limit, maxDepth, requestId, started }).catch((err: unknown) => {
       // Only writing the answer itself can fail here; the process must not go down for it.
       c.log.error({ err }, 'webhook fast lane could not answer');
       res.destroy();
@@ -95,6 +96,8 @@ interface LaneRequest {
   maxDepth: number;
   /** Set at debug level only, where the request is logged under it, as Fastify does. */
   requestId?: string;
+  /** performance.now() when the lane took the request, for the metrics (0 when they are off). */
+  started: number;
 }
 
 async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r: LaneRequest): Promise<void> {
@@ -112,6 +115,7 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
     }
     const reply = await runWebhook(c, { form: r.form, secret: r.secret, bound, headers: req.headers, query: r.query, body: objectBody(parsed, false), files: [] });
     send(res, 200, reply.headers, reply.text);
+    observe(c, r, 200);
   } catch (err) {
     let answer = errorResponse(err);
     if (!answer) {
@@ -121,7 +125,15 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
     }
     // Fastify closes the connection after a body it could not read or parse: the client may still be sending.
     send(res, answer.status, bodyFailed ? { connection: 'close', ...answer.headers } : answer.headers, JSON.stringify(answer.body));
+    observe(c, r, answer.status);
   }
+}
+
+/** The same series the Fastify routes feed (installHttpMetrics): two in-memory updates after the answer is written. */
+function observe(c: Container, r: LaneRequest, status: number): void {
+  if (!c.metrics) return;
+  c.metrics.httpRequest('webhooks', 'POST', r.form === 'key' ? '/' : '/wh_:secret', status, (performance.now() - r.started) / 1000);
+  c.metrics.webhookCall(r.form, status);
 }
 
 function send(res: ServerResponse, status: number, headers: Record<string, string>, text: string): void {

@@ -9,6 +9,7 @@ import { createFastify } from './fastify-options.js';
 import { installErrorHandler } from './error-handler.js';
 import { readMultipart } from './multipart.js';
 import { createWebhookFastLane } from './webhook-fast-lane.js';
+import { installHttpMetrics } from '../observability/metrics-http.js';
 import { objectBody, precheckKey, runWebhook } from './webhook-transport.js';
 
 /** Multipart text fields are parameters and context, not documents: 1 MB each is generous. */
@@ -27,6 +28,7 @@ export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
   const app = createFastify(c.log, { bodyLimit: maxRequestBytes, serverFactory: lane.serverFactory, maxJsonDepth: c.config.maxJsonDepth });
   app.addHook('preClose', async () => lane.close());
   installErrorHandler(app);
+  if (c.metrics) installHttpMetrics(app, c.metrics, 'webhooks');
   await app.register(formbody, { bodyLimit: maxRequestBytes });
   await app.register(multipart, { limits: { fieldSize: MAX_FIELD_BYTES, fields: 1000, parts: 10_000 } });
   app.get('/health', async (_req, reply) => reply.type('application/json').send('"ok"'));

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -12,8 +13,12 @@ export function redactUrl(url: string): string {
     .replace(/([?&](?:x-api-key|api_key|sig|token)=)[^&#]*/gi, '$1[REDACTED]');
 }
 
-export function createLogger(level: string): Logger {
-  return pino({
+/**
+ * `format: 'pretty'` (AGENTRY_LOG_FORMAT) writes coloured single lines for a person at a terminal, synchronously on
+ * this thread (no transport worker): meant for development, where a few microseconds a line do not matter.
+ */
+export function createLogger(level: string, format: 'json' | 'pretty' = 'json'): Logger {
+  const options: pino.LoggerOptions = {
     level,
     redact: {
       paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie', '*.llm_credentials', '*.api_key', '*.password', '*.client_secret', '*.token'],
@@ -22,5 +27,7 @@ export function createLogger(level: string): Logger {
     serializers: {
       req: (req: { id?: string; method?: string; url?: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url ?? '') }),
     },
-  });
+  };
+  if (format === 'pretty') return pino(options, pretty({ colorize: process.stdout.isTTY === true, sync: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
+  return pino(options);
 }

@@ -3,6 +3,7 @@ import { jsonSchema, type LanguageModel, type ModelMessage, type ToolSet } from 
 import type { TaskTokens } from '../tasks/task.types.js';
 import type { RuntimeTool } from '../tools/tool-kinds.js';
 import { describeLlmError } from '../llm/llm-errors.js';
+import { llmIoForTrace } from '../observability/llm-io.js';
 import { openModelStream, type ModelStep } from './model-stream.js';
 import type { RunRequest } from './task-runner.js';
 
@@ -133,6 +134,8 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
     tokens,
     finish_reason: failure === undefined ? finishReason : 'error',
     tool_calls: toolCalls.map((c) => c.toolName),
+    // What the provider was sent and answered, bounded (observability/llm-io.ts).
+    ...llmIoForTrace(input.system, input.messages, text, toolCalls),
     ...(failure === undefined ? {} : { error: describeLlmError(input.provider, input.modelName, failure) }),
   });
   if (failure !== undefined) throw new LlmCallError(describeLlmError(input.provider, input.modelName, failure), failure);

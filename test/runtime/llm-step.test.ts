@@ -3,6 +3,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { streamText, type LanguageModel, type ModelMessage } from 'ai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { describeLlmError } from '../../src/llm/llm-errors.js';
+import { llmIoForTrace } from '../../src/observability/llm-io.js';
 import { LlmCallError, runLlmStep, toAiTools, type LlmStepInput, type LlmStepResult, type LlmToolCall } from '../../src/runtime/llm-step.js';
 import type { TaskTokens } from '../../src/tasks/task.types.js';
 import type { RuntimeTool } from '../../src/tools/tool-kinds.js';
@@ -82,6 +83,7 @@ async function streamTextStep(input: LlmStepInput): Promise<LlmStepResult> {
     tokens,
     finish_reason: failure === undefined ? finishReason : 'error',
     tool_calls: toolCalls.map((c) => c.toolName),
+    ...llmIoForTrace(input.system, input.messages, text, toolCalls),
     ...(failure === undefined ? {} : { error: describeLlmError(input.provider, input.modelName, failure) }),
   });
   if (failure !== undefined) throw new LlmCallError(describeLlmError(input.provider, input.modelName, failure), failure);

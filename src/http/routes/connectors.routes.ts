@@ -12,6 +12,12 @@ import { zodIssuesToDetail } from '../validation.js';
 
 const tags = ['connectors'];
 const ConnectorParams = z.object({ connector_id: z.string().min(1) });
+/** The multipart form of the import, for the OpenAPI document: the first file part is the document. */
+const ImportConnectorMultipart = z.object({
+  name: z.string().describe('Name of the connector.'),
+  description: z.string().optional().describe('Free-text description.'),
+  file: z.string().meta({ format: 'binary', description: 'The OpenAPI or Swagger document (JSON or YAML); the first file part counts.' }),
+});
 const ConnectionParams = ConnectorParams.extend({ connection_id: z.string().min(1) });
 const OperationParams = ConnectionParams.extend({ operation_id: z.string().min(1) });
 const OperationsQuery = z.object({ connection_id: z.string().min(1).optional(), query: z.string().max(500).optional() });
@@ -20,7 +26,14 @@ export function connectorsRoutes(router: Router, c: Container): void {
   const svc = c.connectors;
 
   router.route(
-    { method: 'POST', url: '/v1/connectors', summary: 'Import an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON, YAML or multipart file)', tags, status: 201 },
+    {
+      method: 'POST',
+      url: '/v1/connectors',
+      summary: 'Import an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON, YAML or multipart file)',
+      tags,
+      status: 201,
+      bodyDocs: { 'application/json': ImportConnectorBody, 'multipart/form-data': ImportConnectorMultipart },
+    },
     async ({ principal, request }) => {
       const { body, size } = request.isMultipart() ? await readMultipartImport(request, c.config.files.maxFileBytes) : { body: request.body, size: undefined };
       const parsed = ImportConnectorBody.safeParse(body ?? {}, { reportInput: true });

@@ -1,8 +1,14 @@
+import { z } from 'zod';
 import type { Container } from '../../container.js';
 import { AppError } from '../../errors.js';
 import { AddDocumentsBody, DocumentParams, KbCreateBody, KbParams, KbUpdateBody, SearchQuery } from '../../knowledge/knowledge.schemas.js';
 import { readMultipart } from '../multipart.js';
 import { pageOf, PageQuery, type Router } from '../router.js';
+
+/** The multipart form of POST .../documents, for the OpenAPI document: every file part is a document. */
+const DocumentUploadMultipart = z.object({
+  files: z.array(z.string().meta({ format: 'binary' })).describe('Documents to index (PDF, DOCX, TXT, CSV, XLSX, HTML, images with OCR, ZIP ...): every file part counts, whatever its field name.'),
+});
 
 /** Knowledge bases, their documents and search (CONTRACT section 8). */
 export function knowledgeRoutes(router: Router, c: Container): void {
@@ -43,6 +49,7 @@ export function knowledgeRoutes(router: Router, c: Container): void {
       params: KbParams,
       // Optional only because a multipart body reaches the handler as no body: JSON is validated here as usual.
       body: AddDocumentsBody.optional(),
+      bodyDocs: { 'multipart/form-data': DocumentUploadMultipart },
       status: 201,
     },
     async ({ principal, params, body, request }) => {

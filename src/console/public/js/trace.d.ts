@@ -22,6 +22,9 @@ export interface TraceEntry {
   agentId?: string | null;
   eventType?: string;
   finishReason?: string | null;
+  /** An LLM call's input and output as the trace keeps them (bounded by AGENTRY_TRACE_LLM_IO_CHARS). */
+  input?: { system: string; messages: { role: string; content: string }[]; truncated: boolean } | null;
+  output?: { text: string; tool_calls: { name: string; arguments: string }[]; truncated: boolean } | null;
   data?: Record<string, unknown> | null;
 }
 export class TraceModel {

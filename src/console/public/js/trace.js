@@ -90,8 +90,12 @@ export class TraceModel {
       model: data.model ?? null,
       finishReason: data.finish_reason ?? null,
       toolCalls: Array.isArray(data.tool_calls) ? data.tool_calls : [],
+      // What the model was sent and answered (bounded by the server: AGENTRY_TRACE_LLM_IO_CHARS).
+      input: data.input && typeof data.input === 'object' ? data.input : null,
+      output: data.output && typeof data.output === 'object' ? data.output : null,
       data,
     });
+    if (!entry.text && entry.output && typeof entry.output.text === 'string') entry.text = entry.output.text;
     this.totals.llmCalls++;
     if (entry.error) this.totals.llmErrors++;
     const t = data.tokens ?? {};

@@ -83,8 +83,14 @@ export class TimelineView {
     switch (e.kind) {
       case 'llm':
         if (e.toolCalls?.length) parts.push(h('p', { class: 'meta' }, `Requested tools: ${e.toolCalls.join(', ')}`));
+        if (e.input) parts.push(details(`Input (${(e.input.messages ?? []).length} messages${e.input.truncated ? ', shortened' : ''})`, llmInputBlock(e.input)));
         if (e.text) parts.push(details(e.running ? 'Streaming output' : 'Output', h('pre', { class: 'prewrap text-block', tabindex: '0' }, e.text)));
-        if (e.data) parts.push(details('Call details (JSON)', jsonBlock(e.data, 'LLM call details')));
+        if (e.output?.tool_calls?.length) parts.push(details('Tool calls requested', jsonBlock(e.output.tool_calls, 'Tool calls requested')));
+        if (e.data) {
+          // The input and output have their own blocks above; the details stay short.
+          const { input: _input, output: _output, ...rest } = e.data;
+          parts.push(details('Call details (JSON)', jsonBlock(rest, 'LLM call details')));
+        }
         break;
       case 'tool':
         if (e.payload !== undefined) parts.push(details('Arguments', jsonBlock(e.payload, `Arguments of ${e.toolName}`)));
@@ -102,4 +108,14 @@ export class TimelineView {
     }
     return parts.length ? h('div', { class: 'entry-body' }, parts) : null;
   }
+}
+
+/** The messages an LLM call was sent, one block per message (role, then its text), the system prompt first. */
+function llmInputBlock(input) {
+  const blocks = [];
+  if (input.system) blocks.push(h('div', { class: 'llm-message' }, h('p', { class: 'meta' }, 'system'), h('pre', { class: 'prewrap text-block', tabindex: '0' }, String(input.system))));
+  for (const m of Array.isArray(input.messages) ? input.messages : []) {
+    blocks.push(h('div', { class: 'llm-message' }, h('p', { class: 'meta' }, String(m.role ?? '')), h('pre', { class: 'prewrap text-block', tabindex: '0' }, String(m.content ?? ''))));
+  }
+  return h('div', { class: 'llm-input' }, blocks);
 }

@@ -1,0 +1,152 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * The process's Prometheus metrics (GET /metrics). Everything on a request or run path is an in-memory counter or
+ * histogram update (a map lookup and an add); whatever needs a query (queue depth and age, the PostgreSQL pool) is a
+ * gauge read at scrape time through `collectors`, so no request ever waits for a metric.
+ *
+ * Labels are bounded: routes are the router's patterns (`/v1/agents/:agent_id`), never raw URLs; an unmatched
+ * path is `unmatched`; agents are ids (one series per agent), providers and models come from the agent settings
+ * the API accepted; tool calls are counted by outcome, not by name (names are tenant-chosen and unbounded).
+ */
+
+/** Seconds: from a cached webhook answer (~100 us) to a long agent run. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+export interface QueueStats {
+  /** Tasks by status among pending, executing, paused. */
+  byStatus: Record<string, number>;
+  /** Webhook tasks committed to the inbox and not yet moved into tasks (task-inbox.ts). */
+  inbox: number;
+  /** queued_at of the oldest pending task (epoch ms), if any. */
+  oldestPendingAt: number | null;
+}
+
+export interface MetricsSources {
+  queueStats?: () => Promise<QueueStats>;
+  poolStats?: () => { total: number; idle: number; waiting: number } | undefined;
+  now: () => number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly httpDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
+  private readonly tasksFinished: Counter<'agent_id' | 'status'>;
+  private readonly taskDuration: Histogram<'status'>;
+  private readonly llmCalls: Counter<'provider' | 'model' | 'outcome'>;
+  private readonly llmDuration: Histogram<'provider' | 'model'>;
+  private readonly llmTokens: Counter<'provider' | 'model' | 'type'>;
+  private readonly toolCalls: Counter<'outcome'>;
+  private readonly toolDuration: Histogram<'outcome'>;
+  private readonly webhookCalls: Counter<'form' | 'status'>;
+
+  constructor(private readonly sources: MetricsSources) {
+    const r = this.registry;
+    collectDefaultMetrics({ register: r, prefix: 'agentry_' });
+    this.httpDuration = new Histogram({
+      name: 'agentry_http_request_duration_seconds',
+      help: 'HTTP requests by listener, method, route pattern and status: count (rate) and latency',
+      labelNames: ['listener', 'method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers: [r],
+    });
+    this.tasksFinished = new Counter({ name: 'agentry_tasks_finished_total', help: 'Task runs ended, by agent and status', labelNames: ['agent_id', 'status'], registers: [r] });
+    this.taskDuration = new Histogram({ name: 'agentry_task_run_duration_seconds', help: 'Task run duration by status', labelNames: ['status'], buckets: LATENCY_BUCKETS, registers: [r] });
+    this.llmCalls = new Counter({ name: 'agentry_llm_calls_total', help: 'LLM calls by provider, model and outcome (ok, error)', labelNames: ['provider', 'model', 'outcome'], registers: [r] });
+    this.llmDuration = new Histogram({ name: 'agentry_llm_call_duration_seconds', help: 'LLM call latency by provider and model', labelNames: ['provider', 'model'], buckets: LATENCY_BUCKETS, registers: [r] });
+    this.llmTokens = new Counter({ name: 'agentry_llm_tokens_total', help: 'LLM tokens by provider, model and type (input, output)', labelNames: ['provider', 'model', 'type'], registers: [r] });
+    this.toolCalls = new Counter({ name: 'agentry_tool_calls_total', help: 'Tool calls by outcome (ok, error)', labelNames: ['outcome'], registers: [r] });
+    this.toolDuration = new Histogram({ name: 'agentry_tool_call_duration_seconds', help: 'Tool call duration by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers: [r] });
+    this.webhookCalls = new Counter({ name: 'agentry_webhook_calls_total', help: 'Webhook invocations received, by form (public, key) and status', labelNames: ['form', 'status'], registers: [r] });
+
+    const { queueStats, poolStats } = sources;
+    if (queueStats) {
+      // One query per scrape feeds the three queue gauges: the first gauge's collect runs it, the others reuse it.
+      // prom-client collects every metric at once, so the three collects share the query in flight. A failed query
+      // (database down) leaves these gauges unknown for that scrape (no series, or NaN); the other metrics answer.
+      let pending: Promise<QueueStats | null> | undefined;
+      const stats = () =>
+        (pending ??= queueStats()
+          .catch(() => null)
+          .finally(() => (pending = undefined)));
+      new Gauge({
+        name: 'agentry_tasks',
+        help: 'Tasks not finished, by status (pending, executing, paused)',
+        labelNames: ['status'],
+        registers: [r],
+        async collect() {
+          const s = await stats();
+          if (!s) return this.reset();
+          for (const status of ['pending', 'executing', 'paused']) this.set({ status }, s.byStatus[status] ?? 0);
+        },
+      });
+      new Gauge({
+        name: 'agentry_task_inbox_depth',
+        help: 'Webhook tasks committed and not yet moved into the task queue',
+        registers: [r],
+        async collect() {
+          const s = await stats();
+          this.set(s ? s.inbox : NaN);
+        },
+      });
+      const now = sources.now;
+      new Gauge({
+        name: 'agentry_task_queue_oldest_age_seconds',
+        help: 'Age of the oldest pending task (0 when none)',
+        registers: [r],
+        async collect() {
+          const s = await stats();
+          if (!s) return this.set(NaN);
+          this.set(s.oldestPendingAt === null ? 0 : Math.max(0, (now() - s.oldestPendingAt) / 1000));
+        },
+      });
+    }
+    if (poolStats) {
+      new Gauge({
+        name: 'agentry_db_pool_connections',
+        help: 'PostgreSQL pool connections by state (total, idle, waiting: queries waiting for a connection)',
+        labelNames: ['state'],
+        registers: [r],
+        collect() {
+          const p = poolStats();
+          if (!p) return;
+          this.set({ state: 'total' }, p.total);
+          this.set({ state: 'idle' }, p.idle);
+          this.set({ state: 'waiting' }, p.waiting);
+        },
+      });
+    }
+  }
+
+  httpRequest(listener: 'api' | 'webhooks', method: string, route: string, status: number, seconds: number): void {
+    this.httpDuration.observe({ listener, method, route, status: String(status) }, seconds);
+  }
+
+  webhookCall(form: 'public' | 'key', status: number): void {
+    this.webhookCalls.inc({ form, status: String(status) });
+  }
+
+  taskFinished(agentId: string, status: string, seconds: number): void {
+    this.tasksFinished.inc({ agent_id: agentId, status });
+    this.taskDuration.observe({ status }, seconds);
+  }
+
+  llmCall(provider: string, model: string, seconds: number, inputTokens: number, outputTokens: number, failed: boolean): void {
+    const labels = { provider, model };
+    this.llmCalls.inc({ ...labels, outcome: failed ? 'error' : 'ok' });
+    this.llmDuration.observe(labels, seconds);
+    if (inputTokens > 0) this.llmTokens.inc({ ...labels, type: 'input' }, inputTokens);
+    if (outputTokens > 0) this.llmTokens.inc({ ...labels, type: 'output' }, outputTokens);
+  }
+
+  toolCall(failed: boolean, seconds: number): void {
+    const outcome = failed ? 'error' : 'ok';
+    this.toolCalls.inc({ outcome });
+    this.toolDuration.observe({ outcome }, seconds);
+  }
+
+  /** The exposition text and its content type. */
+  async render(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+}
