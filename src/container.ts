@@ -9,6 +9,9 @@ import { resolveMasterKey } from './lib/master-key.js';
 import { SecretBox } from './lib/secret-box.js';
 import { PublicUrls } from './lib/urls.js';
 import { AuthService } from './auth/auth.service.js';
+import { ApiKeysService } from './auth/api-keys.service.js';
+import { RateBucketsRepository } from './auth/rate-buckets.repository.js';
+import { RateLimiter, RateLimits } from './auth/rate-limiter.js';
 import { OrgsRepository } from './orgs/orgs.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { AgentsRepository } from './agents/agents.repository.js';
@@ -86,6 +89,9 @@ export interface Container {
   secretBox: SecretBox;
   orgs: OrgsService;
   auth: AuthService;
+  // access (issue 24): key management, rate limits, end-user pre-auth (docs/access.md)
+  apiKeys: ApiKeysService;
+  rateLimits: RateLimits;
   // agents (issue 2)
   agents: AgentsService;
   /** Create-time resolvers of `tools` entries; each tool-kind section registers its own. */
@@ -144,6 +150,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const orgsRepo = new OrgsRepository(db);
   const orgs = new OrgsService(orgsRepo, clock);
   const auth = new AuthService(orgsRepo, config.jwt);
+  const apiKeys = new ApiKeysService(orgsRepo, orgs, clock);
+  const { lease, ...limits } = config.rateLimits;
+  const rateLimits = new RateLimits(new RateLimiter(new RateBucketsRepository(db), clock, lease, log), limits);
 
   const background: Startable[] = [];
   // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs, llm_api_base) goes through this fetch:
@@ -287,6 +296,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     secretBox,
     orgs,
     auth,
+    apiKeys,
+    rateLimits,
     agents,
     toolResolvers,
     secrets,

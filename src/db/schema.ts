@@ -11,5 +11,6 @@ import type { WebhooksTables } from '../webhooks/webhooks.tables.js';
 import type { TasksTables } from '../tasks/tasks.tables.js';
 import type { KnowledgeTables } from '../knowledge/knowledge.tables.js';
 import type { McpUserTokensTables } from '../mcp/mcp.tables.js';
+import type { AccessTables } from '../auth/access.tables.js';
 
-export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables {}
+export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables, AccessTables {}

@@ -19,12 +19,13 @@ import { mcpServersRoutes } from './routes/mcp-servers.routes.js';
 import { skillsRoutes } from './routes/skills.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { connectorsRoutes } from './routes/connectors.routes.js';
+import { apiKeysRoutes } from './routes/api-keys.routes.js';
 
 /** A route module registers one resource's routes; handlers stay thin and call one service. */
 export type RouteModule = (router: Router, c: Container) => void;
 
 /** Add one line per resource. */
-const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes];
+const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, apiKeysRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   const app = createFastify(c.log, { maxJsonDepth: c.config.maxJsonDepth });
@@ -32,7 +33,7 @@ export async function buildApiApp(c: Container): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
   });
   installErrorHandler(app);
-  installAuthHook(app, c.auth);
+  installAuthHook(app, c.auth, c.rateLimits);
   // Multipart uploads (knowledge-base documents, connector documents); every route reads its own parts.
   if (!app.hasContentTypeParser('multipart/form-data')) await app.register(multipart, { limits: { fieldSize: 1024 * 1024, fields: 100, parts: 1000 } });
   const router = new Router(app);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AppError, type ValidationIssue } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
+import { defaultRouteRole, type KeyRole } from '../auth/roles.js';
 import { zodIssuesToDetail } from './validation.js';
 import { hasNulText, NUL_MESSAGE } from '../lib/nul-text.js';
 
@@ -24,6 +25,8 @@ export interface RouteSpec<B extends Schema, Q extends Schema, P extends Schema>
   response?: z.ZodType;
   /** Routes under /v1 require a principal unless this is false. */
   auth?: boolean;
+  /** The least role of the calling key (src/auth/roles.ts); default read-only for GET, member otherwise. */
+  role?: KeyRole;
 }
 
 export interface RouteContext<B extends Schema, Q extends Schema, P extends Schema> {
@@ -46,6 +49,7 @@ export interface DocumentedRoute {
   status: number;
   response?: z.ZodType;
   auth: boolean;
+  role: KeyRole;
 }
 
 declare module 'fastify' {
@@ -69,11 +73,13 @@ export class Router {
   ): void {
     const auth = spec.auth ?? spec.url.startsWith('/v1/');
     const status = spec.status ?? 200;
-    this.routes.push({ ...spec, tags: spec.tags ?? [], status, auth });
+    // The role matrix lives here, in the route definitions: the auth hook enforces it before any handler runs.
+    const role = spec.role ?? defaultRouteRole(spec.method);
+    this.routes.push({ ...spec, tags: spec.tags ?? [], status, auth, role });
     this.app.route({
       method: spec.method,
       url: spec.url,
-      config: { auth },
+      config: { auth, role },
       handler: async (request, reply) => {
         // NUL names nothing (and PostgreSQL cannot even compare text holding it: issue 20's fuzzer got 500s).
         if (spec.params && hasNulText(request.params as Record<string, unknown>)) throw new AppError('not_found', 'Not Found');

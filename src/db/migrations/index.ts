@@ -12,6 +12,7 @@ import { partialTaskIndexes0009 } from './0009_partial_task_indexes.js';
 import { taskInbox0010 } from './0010_task_inbox.js';
 import { configNotify0011 } from './0011_config_notify.js';
 import { sealLlmExtraHeaders0012 } from './0012_seal_llm_extra_headers.js';
+import { access0015 } from './0015_access.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 
 /**
@@ -29,4 +30,4 @@ export interface MigrationContext {
   secretBox?: SecretBox;
 }
 
-export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009, taskInbox0010, configNotify0011, sealLlmExtraHeaders0012];
+export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009, taskInbox0010, configNotify0011, sealLlmExtraHeaders0012, access0015];
