@@ -227,7 +227,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   );
   // The agents service answers the receiver's narrow WebhookAgentDirectory port (find: status, developer access).
   const webhookChannels = new WebhookChannelsService(new WebhookChannelsRepository(db), agents, urls, clock);
-  const webhooks = new WebhookReceiver(webhookChannels, agents, auth, files, tasks, config.syncTimeoutMs, log);
+  const webhooks = new WebhookReceiver(webhookChannels, agents, auth, files, tasks, config.syncTimeoutMs, log, rateLimits);
 
   // --- tool kinds: custom functions, MCP, skills (issue 6)
   const sandbox = new SandboxPool({

@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.js';
 import type { SubmittableAgent } from './task-agents.js';
 /**
  * The task as the API shows it (CONTRACT section 6). Shared by the tasks service, the runtime,
@@ -92,6 +93,13 @@ export interface TaskSubmission {
   userTokens?: Record<string, string>;
   disableAttachmentInjection?: boolean;
   parentExecution?: string | null;
+  /**
+   * The authenticated caller of an API or key-form webhook invocation: it must be allowed to see the agent
+   * (`access_scope`, src/auth/agent-access.ts). Absent for public webhook URLs and sub-agent runs.
+   */
+  caller?: Principal;
+  /** The end-user token presented with the invocation (unverified), for `use_oidc_pre_auth` agents (src/auth/pre-auth.service.ts). */
+  userToken?: string;
   /**
    * The agent as the caller already read it in this request (the webhook receiver checks it before submitting):
    * one snapshot per submission instead of a second read. Must be the version the submission names.

@@ -22,6 +22,8 @@ export interface TaskFilter {
   source?: string;
   fromMs?: number;
   toMs?: number;
+  /** Only tasks of agents this owner may see: organizational ones and its own personal ones (src/auth/agent-access.ts). */
+  visibleTo?: string;
 }
 
 /** The fields a continuation resets: a new run of the same conversation, back in the queue. */
@@ -158,6 +160,12 @@ export class TasksRepository {
     if (f.source) q = q.where('source', '=', f.source);
     if (f.fromMs !== undefined) q = q.where('created_at', '>=', f.fromMs);
     if (f.toMs !== undefined) q = q.where('created_at', '<=', f.toMs);
+    if (f.visibleTo !== undefined) {
+      const owner = f.visibleTo;
+      q = q.where('agent_id', 'not in', (eb) =>
+        eb.selectFrom('agents').select('id').where('organization_id', '=', orgId).where('personal', '=', 1).where('owner', 'is not', null).where('owner', '!=', owner),
+      );
+    }
     const [rows, count] = await Promise.all([
       q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
       q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),

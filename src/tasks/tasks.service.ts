@@ -17,6 +17,8 @@ import { TaskSignals, Waker } from './task-signals.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
 import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
 import { hasNulText, nulTextError } from '../lib/nul-text.js';
+import { canSeeAgent, listOwner } from '../auth/agent-access.js';
+import type { Principal } from '../auth/principal.js';
 
 const DAY_MS = 86_400_000;
 const TITLE_CHARS = 80;
@@ -154,6 +156,7 @@ export class TasksService implements TaskSubmitter {
   private async prepare(s: TaskSubmission): Promise<Prepared> {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
     const agent = s.agent ?? (await this.agents.getSubmittable(s.organizationId, s.agentId, s.version));
+    if (s.caller && !canSeeAgent(s.caller, agent.access)) throw AppError.notFound('Agent');
     if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
     // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
     // a manager calling it as a sub-agent or a schedule is not a developer's call.
@@ -215,29 +218,32 @@ export class TasksService implements TaskSubmitter {
     });
   }
 
-  async get(organizationId: string, taskId: string): Promise<Task> {
-    const row = await this.repo.find(organizationId, taskId);
+  /** `viewer` (the API's caller): tasks of another's personal agent are answered as missing (src/auth/agent-access.ts). */
+  async get(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
+    const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
     return this.present(row);
   }
 
-  async list(organizationId: string, filter: TaskFilter, page: number, perPage: number): Promise<TaskPage> {
+  async list(organizationId: string, filter: TaskFilter, page: number, perPage: number, viewer?: Principal): Promise<TaskPage> {
     await this.inbox.settle();
-    const { rows, total } = await this.repo.list(organizationId, filter, (page - 1) * perPage, perPage);
+    const owner = viewer && listOwner(viewer);
+    const { rows, total } = await this.repo.list(organizationId, { ...filter, ...(owner !== undefined && { visibleTo: owner }) }, (page - 1) * perPage, perPage);
     const children = await this.repo.children(organizationId, rows.map((r) => r.id));
     return { items: rows.map((r) => presentTask(r, children.get(r.id) ?? [])), total };
   }
 
   /** Tasks of one agent; an agent that never existed is a 404, a deleted agent's tasks stay readable. */
-  async listForAgent(organizationId: string, agentId: string, filter: TaskFilter, page: number, perPage: number): Promise<TaskPage> {
+  async listForAgent(organizationId: string, agentId: string, filter: TaskFilter, page: number, perPage: number, viewer?: Principal): Promise<TaskPage> {
+    if (viewer && !canSeeAgent(viewer, await this.agents.accessOf(organizationId, agentId))) throw AppError.notFound('Agent');
     const out = await this.list(organizationId, { ...filter, agentId }, page, perPage);
     if (out.total === 0 && !(await this.agents.exists(organizationId, agentId))) throw AppError.notFound('Agent');
     return out;
   }
 
   /** Idempotent: a final task is returned as it is; an active one ends `stopped` and its worker aborts. */
-  async stop(organizationId: string, taskId: string): Promise<Task> {
-    const row = await this.repo.find(organizationId, taskId);
+  async stop(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
+    const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
     if (FINAL_STATUSES.has(row.status as TaskStatus)) return this.present(row);
     const now = this.clock.now();
@@ -251,8 +257,8 @@ export class TasksService implements TaskSubmitter {
     return stopped ? this.present(stopped) : this.get(organizationId, taskId);
   }
 
-  async delete(organizationId: string, taskId: string): Promise<void> {
-    const row = await this.repo.find(organizationId, taskId);
+  async delete(organizationId: string, taskId: string, viewer?: Principal): Promise<void> {
+    const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
     // Stopping first moves the fence, so the worker running it aborts and can write nothing more.
     if (!FINAL_STATUSES.has(row.status as TaskStatus)) await this.stop(organizationId, taskId);
@@ -260,14 +266,14 @@ export class TasksService implements TaskSubmitter {
     this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
   }
 
-  async thread(organizationId: string, taskId: string): Promise<ThreadMessage[]> {
-    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+  async thread(organizationId: string, taskId: string, viewer?: Principal): Promise<ThreadMessage[]> {
+    if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
     return (await this.repo.thread(organizationId, taskId)).map(presentMessage);
   }
 
   /** The whole trace so far. */
-  async events(organizationId: string, taskId: string): Promise<TaskEvent[]> {
-    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+  async events(organizationId: string, taskId: string, viewer?: Principal): Promise<TaskEvent[]> {
+    if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
     const out: TaskEvent[] = [];
     for (let after = 0; ; ) {
       const batch = await this.repo.events(organizationId, taskId, after, EVENT_BATCH);
@@ -278,8 +284,8 @@ export class TasksService implements TaskSubmitter {
   }
 
   /** Checks the task exists (a 404 before any streaming starts). */
-  async assertExists(organizationId: string, taskId: string): Promise<void> {
-    if (!(await this.repo.find(organizationId, taskId))) throw AppError.notFound('Task');
+  async assertExists(organizationId: string, taskId: string, viewer?: Principal): Promise<void> {
+    if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
   }
 
   /**
@@ -313,16 +319,23 @@ export class TasksService implements TaskSubmitter {
     }
   }
 
-  approve(organizationId: string, taskId: string): Promise<Task> {
-    return this.decide(organizationId, taskId, 'approved');
+  approve(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
+    return this.decide(organizationId, taskId, 'approved', viewer);
   }
 
-  reject(organizationId: string, taskId: string): Promise<Task> {
-    return this.decide(organizationId, taskId, 'rejected');
+  reject(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
+    return this.decide(organizationId, taskId, 'rejected', viewer);
   }
 
-  private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected'): Promise<Task> {
+  /** The task, unless the viewer may not see its agent (another's personal agent, deleted or not). */
+  private async findVisible(organizationId: string, taskId: string, viewer?: Principal): Promise<TaskRow | undefined> {
     const row = await this.repo.find(organizationId, taskId);
+    if (!row || !viewer || viewer.role === 'admin') return row;
+    return canSeeAgent(viewer, await this.agents.accessOf(organizationId, row.agent_id)) ? row : undefined;
+  }
+
+  private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected', viewer?: Principal): Promise<Task> {
+    const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
     const now = this.clock.now();
     const decided = await this.repo.transaction(async (trx) => {

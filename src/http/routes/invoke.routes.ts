@@ -34,6 +34,7 @@ function submission(principal: Principal, agentId: string, body: InvokeBody, ver
   return {
     organizationId: principal.organizationId,
     agentId,
+    caller: principal,
     taskId: body.id ?? undefined,
     version,
     source: 'api',
