@@ -12,6 +12,7 @@ import { AuthService } from './auth/auth.service.js';
 import { ApiKeysService } from './auth/api-keys.service.js';
 import { RateBucketsRepository } from './auth/rate-buckets.repository.js';
 import { RateLimiter, RateLimits } from './auth/rate-limiter.js';
+import { PreAuthService } from './auth/pre-auth.service.js';
 import { OrgsRepository } from './orgs/orgs.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { AgentsRepository } from './agents/agents.repository.js';
@@ -92,6 +93,8 @@ export interface Container {
   // access (issue 24): key management, rate limits, end-user pre-auth (docs/access.md)
   apiKeys: ApiKeysService;
   rateLimits: RateLimits;
+  /** End-user token verification of `use_oidc_pre_auth` agents: `preAuth.verify(agent, headers)` for any transport. */
+  preAuth: PreAuthService;
   // agents (issue 2)
   agents: AgentsService;
   /** Create-time resolvers of `tools` entries; each tool-kind section registers its own. */
@@ -206,6 +209,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- tasks: queue, worker, invoke (issue 3)
   const tasksModule = createTasksModule({ db, config, clock, log, secretBox, agents, runner: opts.taskRunner ?? runtime.runner });
   const tasks = tasksModule.tasks;
+  // access (issue 24): OIDC pre-auth, checked on the agent's configuration and on every invocation
+  const preAuth = new PreAuthService(config.oidcPreAuth, safeFetch, clock);
+  agents.useConfigRule((cfg) => preAuth.checkConfig(cfg));
+  tasks.usePreAuth(preAuth);
   background.push(tasksModule.worker);
   // Closes the notification connection (PostgreSQL) after the worker stopped; every role uses it.
   background.push({ start: async () => {}, stop: () => tasksModule.signals.close() });
@@ -298,6 +305,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     auth,
     apiKeys,
     rateLimits,
+    preAuth,
     agents,
     toolResolvers,
     secrets,

@@ -66,6 +66,13 @@ export class AgentsService {
     this.tools = new AgentToolsResolver(toolResolvers);
   }
 
+  /** Rules of other domains on the resulting configuration (OIDC pre-auth: src/auth/pre-auth.service.ts), create and PATCH alike. */
+  private readonly configRules: ((cfg: AgentConfig) => void)[] = [];
+
+  useConfigRule(rule: (cfg: AgentConfig) => void): void {
+    this.configRules.push(rule);
+  }
+
   /** Knowledge bases attached to agents are checked through this lookup; without one every id is unknown. */
   useKnowledgeBaseLookup(lookup: KnowledgeBaseLookup): void {
     this.tools.useKnowledgeBaseLookup(lookup);
@@ -82,6 +89,7 @@ export class AgentsService {
       created_by: input.created_by ?? principal.subject,
     };
     checkConsistency(config);
+    for (const rule of this.configRules) rule(config);
     const resolved = await this.tools.resolve(
       org,
       { tools: input.tools, explicitAttached: input.attached_tools, baseAttached: [], graph: input.graph, validateGraph: true, knowledgeBases: input.knowledge_bases },
@@ -146,6 +154,7 @@ export class AgentsService {
       merged.model_name = resolveModel(provider, requested);
     }
     checkConsistency(merged);
+    for (const rule of this.configRules) rule(merged);
     if (fields.tools || fields.attached_tools || fields.graph || fields.knowledge_bases) {
       const resolved = await this.tools.resolve(
         org,

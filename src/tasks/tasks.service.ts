@@ -19,6 +19,7 @@ import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksReposit
 import { hasNulText, nulTextError } from '../lib/nul-text.js';
 import { canSeeAgent, listOwner } from '../auth/agent-access.js';
 import type { Principal } from '../auth/principal.js';
+import { splitPreAuth, withPreAuth } from '../auth/pre-auth-token.js';
 
 const DAY_MS = 86_400_000;
 const TITLE_CHARS = 80;
@@ -44,6 +45,11 @@ interface Prepared {
  */
 export type RunStart = 'now' | 'after-send';
 
+/** The port of OIDC pre-auth (src/auth/pre-auth.service.ts): verifies an invocation's end-user token for its agent. */
+export interface InvocationPreAuth {
+  verifyToken(agent: Readonly<Record<string, unknown>>, token: string | undefined): Promise<{ token: string; user: NonNullable<TaskSubmission['user']> } | undefined>;
+}
+
 export interface TaskPage {
   items: Task[];
   total: number;
@@ -56,6 +62,13 @@ export interface TaskPage {
 export class TasksService implements TaskSubmitter {
   /** New tasks committed together: see GroupCommit. */
   private readonly intake = new GroupCommit<{ task: TaskRow; event: NewEventRow }, number>((items) => this.repo.insertNew(items), INTAKE_BATCH);
+
+  private preAuth?: InvocationPreAuth;
+
+  /** OIDC pre-auth of invocations (the container wires src/auth/pre-auth.service.ts). */
+  usePreAuth(preAuth: InvocationPreAuth): void {
+    this.preAuth = preAuth;
+  }
 
   constructor(
     private readonly repo: TasksRepository,
@@ -157,6 +170,7 @@ export class TasksService implements TaskSubmitter {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
     const agent = s.agent ?? (await this.agents.getSubmittable(s.organizationId, s.agentId, s.version));
     if (s.caller && !canSeeAgent(s.caller, agent.access)) throw AppError.notFound('Agent');
+    const { user, userTokens } = await this.endUser(s, agent);
     if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
     // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
     // a manager calling it as a sub-agent or a schedule is not a developer's call.
@@ -170,8 +184,8 @@ export class TasksService implements TaskSubmitter {
       source: s.source,
       input_text: s.text,
       input_files: JSON.stringify(s.files ?? []),
-      input_user: s.user ? JSON.stringify(s.user) : null,
-      user_id: s.user?.id ?? null,
+      input_user: user ? JSON.stringify(user) : null,
+      user_id: user?.id ?? null,
       additional_context: s.additionalContext ?? null,
       expected_output: s.expectedOutput ?? null,
       instructions_override: s.instructionsOverride ?? null,
@@ -179,7 +193,7 @@ export class TasksService implements TaskSubmitter {
       output_format: s.outputFormat ?? (typeof cfg.output_format === 'string' ? cfg.output_format : null),
       output_schema: jsonOrNull(s.outputSchema ?? (isObject(cfg.output_schema) ? cfg.output_schema : null)),
       disable_attachment_injection: s.disableAttachmentInjection ? 1 : 0,
-      sealed_user_tokens: s.userTokens && Object.keys(s.userTokens).length ? this.secretBox.sealJson(s.userTokens) : null,
+      sealed_user_tokens: userTokens && Object.keys(userTokens).length ? this.secretBox.sealJson(userTokens) : null,
       max_attempts: strategies.maxAttempts,
       parent_execution: s.parentExecution ?? null,
     };
@@ -187,6 +201,21 @@ export class TasksService implements TaskSubmitter {
     // in the task inbox would stop its move into `tasks` for everyone. Every text of a new row comes from here.
     if (hasNulText(fields as unknown as Record<string, unknown>)) throw nulTextError();
     return { agent, strategies, fields, now };
+  }
+
+  /**
+   * The run's user and tokens. Callers cannot set the pre-auth slot of `user_tokens`; an agent with `use_oidc_pre_auth`
+   * admits the call only with a verified end-user token (the invocation's; a sub-agent's comes from its parent run),
+   * whose claims are the user, and which the run keeps for handing on. Agents without it pay nothing here.
+   */
+  private async endUser(s: TaskSubmission, agent: SubmittableAgent): Promise<{ user: TaskSubmission['user']; userTokens?: Record<string, string> }> {
+    const { tokens, preAuthToken: inherited } = splitPreAuth(s.userTokens);
+    const carried = s.source === 'sub_agent' ? inherited : undefined;
+    if (agent.config.use_oidc_pre_auth !== true) return { user: s.user, userTokens: withPreAuth(tokens, carried) };
+    if (!this.preAuth) throw new AppError('unavailable', 'OIDC pre-auth is not available in this process', { retryAfter: 60 });
+    const verified = await this.preAuth.verifyToken(agent.config, s.source === 'sub_agent' ? carried : s.userToken);
+    if (!verified) return { user: s.user, userTokens: tokens };
+    return { user: { ...(s.user ?? {}), ...verified.user }, userTokens: withPreAuth(tokens, verified.token) };
   }
 
   async waitForFinal(organizationId: string, taskId: string, { timeoutMs, signal, subExecutions = true }: WaitOptions): Promise<Task> {

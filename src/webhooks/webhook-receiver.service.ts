@@ -21,6 +21,8 @@ export interface WebhookCall {
   bound?: PublicBinding;
   /** Key form: `x-api-key` from the header or the query string. */
   apiKey?: string;
+  /** The end user's token (`x-user-token`, or `Authorization: Bearer`), for `use_oidc_pre_auth` agents. */
+  userToken?: string;
   query: Record<string, unknown>;
   body: Record<string, unknown>;
   files: IncomingFile[];
@@ -82,6 +84,7 @@ export class WebhookReceiver {
       user: params.user,
       additionalContext: params.context ? JSON.stringify(params.context) : null,
       userTokens: params.userTokens,
+      userToken: call.userToken,
       disableAttachmentInjection: params.disableAttachmentInjection,
       awaited: !params.asynchronous,
     };
