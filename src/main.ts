@@ -3,11 +3,12 @@ import { loadConfig } from './config.js';
 import { createContainer } from './container.js';
 import { createLogger } from './lib/logger.js';
 import { startServer } from './server.js';
+import { isRole } from './auth/roles.js';
 
 const USAGE = `usage: agentry <command>
   serve                         start the roles in AGENTRY_ROLES (default api,webhooks,worker)
-  keys create --org NAME [--name LABEL]
-                                create an API key (and the organization if needed); prints only the key
+  keys create --org NAME [--name LABEL] [--role admin|member|read-only]
+                                create an API key (default role admin; the organization if needed); prints only the key
   migrate                       apply database migrations and exit`;
 
 async function main(argv: string[]): Promise<number> {
@@ -25,14 +26,14 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'keys': {
-      const { values, positionals } = parseArgs({ args: rest, options: { org: { type: 'string' }, name: { type: 'string' } }, allowPositionals: true });
-      if (positionals[0] !== 'create' || !values.org) {
+      const { values, positionals } = parseArgs({ args: rest, options: { org: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } }, allowPositionals: true });
+      if (positionals[0] !== 'create' || !values.org || (values.role !== undefined && !isRole(values.role))) {
         process.stderr.write(USAGE + '\n');
         return 2;
       }
       const c = await createContainer(loadConfig(), { log: createLogger('silent') });
       try {
-        const { key } = await c.orgs.createApiKey(values.org, values.name ?? null);
+        const { key } = await c.orgs.createApiKey(values.org, values.name ?? null, isRole(values.role) ? values.role : 'admin');
         process.stdout.write(key + '\n');
       } finally {
         await c.close();
