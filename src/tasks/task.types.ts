@@ -98,6 +98,8 @@ export interface TaskSubmission {
    * (`access_scope`, src/auth/agent-access.ts). Absent for public webhook URLs and sub-agent runs.
    */
   caller?: Principal;
+  /** Sub-agent runs: the calling agent, whose owner must own the called agent when that one is personal. */
+  parentAgentId?: string;
   /** The end-user token presented with the invocation (unverified), for `use_oidc_pre_auth` agents (src/auth/pre-auth.service.ts). */
   userToken?: string;
   /**

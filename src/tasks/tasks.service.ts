@@ -170,6 +170,10 @@ export class TasksService implements TaskSubmitter {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
     const agent = s.agent ?? (await this.agents.getSubmittable(s.organizationId, s.agentId, s.version));
     if (s.caller && !canSeeAgent(s.caller, agent.access)) throw AppError.notFound('Agent');
+    // An agent acts for its owner: it may call another's personal agent no more than its owner may list it.
+    if (s.parentAgentId && agent.access?.personal && agent.access.owner !== null) {
+      if ((await this.agents.accessOf(s.organizationId, s.parentAgentId))?.owner !== agent.access.owner) throw AppError.notFound('Agent');
+    }
     const { user, userTokens } = await this.endUser(s, agent);
     if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
     // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);

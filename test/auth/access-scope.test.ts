@@ -4,6 +4,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { createTestApp, createTestEnv, TEST_DBS, type TestApp } from '../support/harness.js';
+import { api, createAgent, startWebhookWorld, type WebhookWorld } from '../webhooks/webhook-helpers.js';
 
 /**
  * `access_scope` (docs/access.md): a personal agent (the default) is seen, listed and run only by the principal that
@@ -101,5 +102,38 @@ describe.each(TEST_DBS)('migration 0015 (%s)', (kind) => {
       await db.close();
       await env.cleanup();
     }
+  });
+});
+
+describe.each(TEST_DBS)('access_scope of sub-agents (%s)', (kind) => {
+  let w: WebhookWorld;
+  beforeAll(async () => {
+    w = await startWebhookWorld(kind);
+    // The model calls the agent tool it is offered once, then reports what the tool answered.
+    w.llm.handle((req) => {
+      const tool = req.tools.find((n) => n.startsWith('agent_'));
+      const answered = (req.body.messages as { role: string; content: unknown }[]).filter((m) => m.role === 'tool');
+      if (tool && answered.length === 0) return { toolCalls: [{ name: tool, arguments: { input: 'help' } }] };
+      return { text: `tool said: ${answered.map((m) => JSON.stringify(m.content)).join(' ')}` };
+    });
+  });
+  afterAll(async () => w?.close());
+
+  it("lets an agent call its owner's personal agents, not another member's", async () => {
+    const key = async (name: string) => (await api(w, 'POST', '/v1/api_keys', { name, role: 'member' })).json.key as string;
+    const [alice, bob] = [await key('alice'), await key('bob')];
+    const bobs = await createAgent(w, { name: 'bobchild' }, bob);
+    const alices = await createAgent(w, { name: 'alicechild' }, alice);
+    const run = async (child: string) => {
+      const parent = await createAgent(w, { tools: [{ type: 'agent', agent_id: child }] }, alice);
+      return (await api(w, 'POST', `/v1/agents/${parent}/invoke`, { input: { text: 'go' } }, alice)).json;
+    };
+    const own = await run(alices);
+    expect(own.status).toBe('completed');
+    expect(own.sub_executions).toHaveLength(1);
+    const foreign = await run(bobs);
+    expect(foreign.result).toContain('Agent not found');
+    expect(foreign.sub_executions ?? []).toHaveLength(0);
+    expect((await api(w, 'GET', `/v1/agents/${bobs}/tasks`, undefined, bob)).json.total).toBe(0);
   });
 });

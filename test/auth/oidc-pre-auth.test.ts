@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, TEST_DBS } from '../support/harness.js';
 import { api, createAgent, enableWebhook, hook, startWebhookWorld, waitTask, type WebhookWorld } from '../webhooks/webhook-helpers.js';
 import { startJwksServer, type JwksServer } from './jwks-server.js';
+import { startFakeMcpServer } from '../fakes/mcp-server.js';
 
 /**
  * OIDC pre-auth (docs/access.md): an agent with `use_oidc_pre_auth` runs only for a caller that presents an end-user
@@ -108,5 +109,33 @@ describe.each(TEST_DBS)('OIDC pre-auth (%s)', (kind) => {
     const plain = await createAgent(w);
     const r = await api(w, 'POST', `/v1/agents/${plain}/invoke`, { input: { text: 'hi' } });
     expect([r.status, r.json.status]).toEqual([200, 'completed']);
+  });
+
+  it("hands the token to the agent's oauth2 MCP servers with oidc_pre_auth_token_mcp_audience, only if issued for it", async () => {
+    const token = await idp.sign({ sub: 'mcp-user', aud: ['app', 'mcp-api'] });
+    const mcp = await startFakeMcpServer({ auth: { header: 'authorization', value: `Bearer ${token}` } });
+    try {
+      const server = await api(w, 'POST', '/v1/mcp_servers', { name: 'crm', url: mcp.mcpUrl, auth_type: 'oauth2' });
+      expect(server.status).toBe(201);
+      const id = await createAgent(w, { use_oidc_pre_auth: true, pre_auth_audiences: ['app'], oidc_pre_auth_token_mcp_audience: 'mcp-api', tools: [{ type: 'mcp', mcp_id: server.json.id }] });
+      w.llm.reply({ toolCalls: [{ name: 'crm_add', arguments: { a: 2, b: 3 } }] }, { text: 'It is 5.' });
+      const r = await fetch(`${w.api}/v1/agents/${id}/invoke`, {
+        method: 'POST',
+        headers: { 'x-api-key': w.keyA, 'x-user-token': token, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: { text: 'add' } }),
+      });
+      expect(await r.json()).toMatchObject({ status: 'completed', result: 'It is 5.', user_id: 'mcp-user' });
+      expect(mcp.calls.at(-1)).toMatchObject({ tool: 'add', authorization: `Bearer ${token}` });
+      // A token of the app alone is not sent to the MCP server: refused before anything runs.
+      const appOnly = await idp.sign({ sub: 'mcp-user', aud: 'app' });
+      const refused = await fetch(`${w.api}/v1/agents/${id}/invoke`, {
+        method: 'POST',
+        headers: { 'x-api-key': w.keyA, 'x-user-token': appOnly, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: { text: 'add' } }),
+      });
+      expect([refused.status, (await refused.json()).detail]).toEqual([403, 'Invalid user token: not issued for the audience mcp-api']);
+    } finally {
+      await mcp.close();
+    }
   });
 });
