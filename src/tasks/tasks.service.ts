@@ -19,7 +19,7 @@ import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksReposit
 import { hasNulText, nulTextError } from '../lib/nul-text.js';
 import { canSeeAgent, listOwner } from '../auth/agent-access.js';
 import type { Principal } from '../auth/principal.js';
-import { splitPreAuth, withPreAuth } from '../auth/pre-auth-token.js';
+import { admitSubmission, type InvocationPreAuth } from './submission-access.js';
 
 const DAY_MS = 86_400_000;
 const TITLE_CHARS = 80;
@@ -44,11 +44,6 @@ interface Prepared {
  *   runs (run first: 1.96 ms p50; commit first: 2.46 ms).
  */
 export type RunStart = 'now' | 'after-send';
-
-/** The port of OIDC pre-auth (src/auth/pre-auth.service.ts): verifies an invocation's end-user token for its agent. */
-export interface InvocationPreAuth {
-  verifyToken(agent: Readonly<Record<string, unknown>>, token: string | undefined): Promise<{ token: string; user: NonNullable<TaskSubmission['user']> } | undefined>;
-}
 
 export interface TaskPage {
   items: Task[];
@@ -169,12 +164,7 @@ export class TasksService implements TaskSubmitter {
   private async prepare(s: TaskSubmission): Promise<Prepared> {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
     const agent = s.agent ?? (await this.agents.getSubmittable(s.organizationId, s.agentId, s.version));
-    if (s.caller && !canSeeAgent(s.caller, agent.access)) throw AppError.notFound('Agent');
-    // An agent acts for its owner: it may call another's personal agent no more than its owner may list it.
-    if (s.parentAgentId && agent.access?.personal && agent.access.owner !== null) {
-      if ((await this.agents.accessOf(s.organizationId, s.parentAgentId))?.owner !== agent.access.owner) throw AppError.notFound('Agent');
-    }
-    const { user, userTokens } = await this.endUser(s, agent);
+    const { user, userTokens } = await admitSubmission(s, agent, this.agents, this.preAuth);
     if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
     // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
     // a manager calling it as a sub-agent or a schedule is not a developer's call.
@@ -205,21 +195,6 @@ export class TasksService implements TaskSubmitter {
     // in the task inbox would stop its move into `tasks` for everyone. Every text of a new row comes from here.
     if (hasNulText(fields as unknown as Record<string, unknown>)) throw nulTextError();
     return { agent, strategies, fields, now };
-  }
-
-  /**
-   * The run's user and tokens. Callers cannot set the pre-auth slot of `user_tokens`; an agent with `use_oidc_pre_auth`
-   * admits the call only with a verified end-user token (the invocation's; a sub-agent's comes from its parent run),
-   * whose claims are the user, and which the run keeps for handing on. Agents without it pay nothing here.
-   */
-  private async endUser(s: TaskSubmission, agent: SubmittableAgent): Promise<{ user: TaskSubmission['user']; userTokens?: Record<string, string> }> {
-    const { tokens, preAuthToken: inherited } = splitPreAuth(s.userTokens);
-    const carried = s.source === 'sub_agent' ? inherited : undefined;
-    if (agent.config.use_oidc_pre_auth !== true) return { user: s.user, userTokens: withPreAuth(tokens, carried) };
-    if (!this.preAuth) throw new AppError('unavailable', 'OIDC pre-auth is not available in this process', { retryAfter: 60 });
-    const verified = await this.preAuth.verifyToken(agent.config, s.source === 'sub_agent' ? carried : s.userToken);
-    if (!verified) return { user: s.user, userTokens: tokens };
-    return { user: { ...(s.user ?? {}), ...verified.user }, userTokens: withPreAuth(tokens, verified.token) };
   }
 
   async waitForFinal(organizationId: string, taskId: string, { timeoutMs, signal, subExecutions = true }: WaitOptions): Promise<Task> {

@@ -2,10 +2,13 @@ import { z } from 'zod';
 import { ROLES } from '../../auth/roles.js';
 import type { Container } from '../../container.js';
 import { PageQuery, type Router } from '../router.js';
+import { NUL_MESSAGE } from '../../lib/nul-text.js';
 
 const tags = ['api_keys'];
 const KeyParams = z.strictObject({ key_id: z.string().uuid() });
-const CreateKeyBody = z.strictObject({ name: z.string().min(1).max(200).nullable().optional(), role: z.enum(ROLES).default('member') });
+// PostgreSQL cannot store NUL in text: refused here (422) rather than failing the insert.
+const KeyName = z.string().min(1).max(200).refine((v) => !v.includes('\u0000'), NUL_MESSAGE);
+const CreateKeyBody = z.strictObject({ name: KeyName.nullable().optional(), role: z.enum(ROLES).default('member') });
 const KeyView = z.object({
   id: z.string(),
   name: z.string().nullable(),
