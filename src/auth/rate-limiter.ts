@@ -32,11 +32,13 @@ const MAX_LOCAL = 10_000;
 /**
  * Token buckets shared by every process on the database, without a database round trip per request: each process
  * leases tokens from the shared row in batches (`lease`, default 10, growing up to 64 times that while a busy caller
- * spends them within 250 ms) and spends them from memory; it leases again ahead of time, once half the batch is spent. A refused lease records when the shared bucket will have
- * a token again, and every call until then is refused from memory too: a flood over the limit costs no queries.
+ * spends them within 250 ms) and spends them from memory; it leases again ahead of time, once half the batch is
+ * spent. A refused lease records when the shared bucket will have a token again, and every call until then is
+ * refused from memory too: a flood over the limit costs no queries.
  *
  * Leased tokens were taken from the shared bucket, so all processes together never exceed the limit; a process that
- * holds unspent tokens only makes them unavailable to the others (at most one batch per bucket and process, never more than the burst).
+ * holds unspent tokens only makes them unavailable to the others (at most one batch per bucket and process, never
+ * more than the burst).
  */
 export class RateLimiter {
   private readonly local = new Map<string, Local>();
