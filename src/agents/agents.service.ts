@@ -90,6 +90,7 @@ export class AgentsService {
     };
     checkConsistency(config);
     for (const rule of this.configRules) rule(config);
+    await this.checkSubAgents(org, ownerOf(principal), input.tools, ['body', 'tools']);
     const resolved = await this.tools.resolve(
       org,
       { tools: input.tools, explicitAttached: input.attached_tools, baseAttached: [], graph: input.graph, validateGraph: true, knowledgeBases: input.knowledge_bases },
@@ -155,6 +156,7 @@ export class AgentsService {
     }
     checkConsistency(merged);
     for (const rule of this.configRules) rule(merged);
+    await this.checkSubAgents(org, row.access.owner, fields.tools, ['body', 'tools']);
     if (fields.tools || fields.attached_tools || fields.graph || fields.knowledge_bases) {
       const resolved = await this.tools.resolve(
         org,
@@ -287,6 +289,7 @@ export class AgentsService {
 
   async attachTool(organizationId: string, id: string, entry: ToolEntry, opts: { deploy: boolean }, viewer?: Principal): Promise<AgentToolsView> {
     const row = await this.load(organizationId, id, viewer);
+    await this.checkSubAgents(organizationId, row.access.owner, [entry], ['body'], false);
     const resolved = await this.tools.resolveEntry(organizationId, entry, ['body'], id);
     const base = row.draft ?? row.config;
     const next: AgentConfig = {
@@ -309,6 +312,21 @@ export class AgentsService {
   }
 
   // ---- internals
+
+  /**
+   * A sub-agent runs for the calling agent's owner (src/tasks/submission-access.ts): another owner's personal agent is
+   * refused here as the resolver refuses a missing one, so neither its existence nor its name shows, and no agent is
+   * saved that could never call it.
+   */
+  private async checkSubAgents(org: string, owner: string | null, tools: ToolEntry[] | undefined, loc: (string | number)[], indexed = true): Promise<void> {
+    for (const [i, entry] of (tools ?? []).entries()) {
+      if (entry.type !== 'agent') continue;
+      const access = await this.repo.findAccess(org, entry.agent_id);
+      if (access?.personal && access.owner !== null && access.owner !== owner) {
+        throw AppError.invalid([...loc, ...(indexed ? [i] : []), 'agent_id'], `agent '${entry.agent_id}' not found`);
+      }
+    }
+  }
 
   private async load(organizationId: string, id: string, viewer?: Principal): Promise<AgentRow> {
     const row = await this.repo.find(organizationId, id);

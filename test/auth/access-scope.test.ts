@@ -131,9 +131,18 @@ describe.each(TEST_DBS)('access_scope of sub-agents (%s)', (kind) => {
     const own = await run(alices);
     expect(own.status).toBe('completed');
     expect(own.sub_executions).toHaveLength(1);
-    const foreign = await run(bobs);
+    // Refused when the agent is saved, like an unknown agent: bob's agent's name does not show.
+    const refused = await api(w, 'POST', '/v1/agents', { name: 'calls-bob', tools: [{ type: 'agent', agent_id: bobs }] }, alice);
+    expect(refused.status).toBe(422);
+    expect(refused.json.detail[0]).toMatchObject({ loc: ['body', 'tools', 0, 'agent_id'], msg: expect.stringContaining('not found') });
+    expect(JSON.stringify(refused.json)).not.toContain('bobchild');
+    // And at run time, should bob's agent become personal after the wiring (published by bob).
+    const shared = await createAgent(w, { name: 'bobshared', access_scope: 'organizational' }, bob);
+    const parent = await createAgent(w, { tools: [{ type: 'agent', agent_id: shared }] }, alice);
+    expect((await api(w, 'PATCH', `/v1/agents/${shared}?deploy=true`, { access_scope: 'personal' }, bob)).status).toBe(200);
+    const foreign = (await api(w, 'POST', `/v1/agents/${parent}/invoke`, { input: { text: 'go' } }, alice)).json;
     expect(foreign.result).toContain('Agent not found');
     expect(foreign.sub_executions ?? []).toHaveLength(0);
-    expect((await api(w, 'GET', `/v1/agents/${bobs}/tasks`, undefined, bob)).json.total).toBe(0);
+    expect((await api(w, 'GET', `/v1/agents/${shared}/tasks`, undefined, bob)).json.total).toBe(0);
   });
 });
