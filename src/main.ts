@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.js';
-import { createContainer } from './container.js';
+import { createContainer, type Container } from './container.js';
 import { createLogger } from './lib/logger.js';
 import { startServer } from './server.js';
 import { isRole } from './auth/roles.js';
@@ -9,6 +9,9 @@ const USAGE = `usage: agentry <command>
   serve                         start the roles in AGENTRY_ROLES (default api,webhooks,worker)
   keys create --org NAME [--name LABEL] [--role admin|member|read-only]
                                 create an API key (default role admin; the organization if needed); prints only the key
+  keys list --org NAME          the organization's keys as JSON lines (never the keys themselves)
+  keys revoke --org NAME --id KEY_ID
+                                revoke a key (not the organization's last active admin key)
   migrate                       apply database migrations and exit`;
 
 async function main(argv: string[]): Promise<number> {
@@ -26,19 +29,25 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'keys': {
-      const { values, positionals } = parseArgs({ args: rest, options: { org: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } }, allowPositionals: true });
-      if (positionals[0] !== 'create' || !values.org || (values.role !== undefined && !isRole(values.role))) {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { org: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, id: { type: 'string' } },
+        allowPositionals: true,
+      });
+      const action = positionals[0];
+      const valid =
+        values.org &&
+        ((action === 'create' && (values.role === undefined || isRole(values.role))) || action === 'list' || (action === 'revoke' && values.id));
+      if (!valid) {
         process.stderr.write(USAGE + '\n');
         return 2;
       }
       const c = await createContainer(loadConfig(), { log: createLogger('silent') });
       try {
-        const { key } = await c.orgs.createApiKey(values.org, values.name ?? null, isRole(values.role) ? values.role : 'admin');
-        process.stdout.write(key + '\n');
+        return await keysCommand(c, action as 'create' | 'list' | 'revoke', values as { org: string; name?: string; role?: string; id?: string });
       } finally {
         await c.close();
       }
-      return 0;
     }
     case 'migrate': {
       // createContainer applies migrations; nothing else to do.
@@ -50,6 +59,28 @@ async function main(argv: string[]): Promise<number> {
     default:
       process.stderr.write(USAGE + '\n');
       return command ? 2 : 0;
+  }
+}
+
+async function keysCommand(c: Container, action: 'create' | 'list' | 'revoke', v: { org: string; name?: string; role?: string; id?: string }): Promise<number> {
+  if (action === 'create') {
+    const { key } = await c.orgs.createApiKey(v.org, v.name ?? null, isRole(v.role) ? v.role : 'admin');
+    process.stdout.write(key + '\n');
+    return 0;
+  }
+  const org = await c.orgs.findOrganizationByName(v.org);
+  if (!org) {
+    process.stderr.write(`agentry: no organization named ${v.org}\n`);
+    return 1;
+  }
+  if (action === 'revoke') {
+    process.stdout.write(JSON.stringify(await c.apiKeys.revoke(org.id, v.id!)) + '\n');
+    return 0;
+  }
+  for (let page = 1; ; page++) {
+    const p = await c.apiKeys.list(org.id, page, 50);
+    for (const k of p.items) process.stdout.write(JSON.stringify(k) + '\n');
+    if (page >= p.total_pages) return 0;
   }
 }
 

@@ -30,21 +30,22 @@ export class ApiKeysService {
     private readonly clock: Clock,
   ) {}
 
-  async list(principal: Principal, page: number, perPage: number): Promise<Page<ApiKeyView>> {
-    const { rows, total } = await this.repo.listKeys(principal.organizationId, (page - 1) * perPage, perPage);
+  async list(organizationId: string, page: number, perPage: number): Promise<Page<ApiKeyView>> {
+    const { rows, total } = await this.repo.listKeys(organizationId, (page - 1) * perPage, perPage);
     return pageOf(rows.map(view), total, page, perPage);
   }
 
-  async create(principal: Principal, input: { name?: string | null; role: KeyRole }): Promise<ApiKeyView & { key: string }> {
+  /** `creator`: the principal creating it through the API; absent for the CLI. */
+  async create(organizationId: string, input: { name?: string | null; role: KeyRole }, creator?: Principal): Promise<ApiKeyView & { key: string }> {
     const key = newApiKey();
-    const id = await this.orgs.registerKey(principal.organizationId, key, input.name ?? null, input.role, ownerOf(principal));
-    const info = await this.repo.findKey(principal.organizationId, id);
+    const id = await this.orgs.registerKey(organizationId, key, input.name ?? null, input.role, creator ? ownerOf(creator) : null);
+    const info = await this.repo.findKey(organizationId, id);
     if (!info) throw AppError.notFound('API key');
     return { ...view(info), key };
   }
 
-  async revoke(principal: Principal, id: string): Promise<ApiKeyView> {
-    const org = principal.organizationId;
+  async revoke(organizationId: string, id: string): Promise<ApiKeyView> {
+    const org = organizationId;
     if (!(await this.repo.findKey(org, id))) throw AppError.notFound('API key');
     if (!(await this.repo.revokeKey(org, id, this.clock.now()))) {
       throw new AppError('conflict', "This is the organization's last active admin key; create another admin key first");

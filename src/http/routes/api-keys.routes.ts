@@ -23,13 +23,13 @@ const KeyView = z.object({
 export function apiKeysRoutes(router: Router, c: Container): void {
   const role = 'admin' as const;
   router.route({ method: 'GET', url: '/v1/api_keys', summary: 'API keys of the organization (never the keys themselves)', tags, role, query: PageQuery }, ({ principal, query }) =>
-    c.apiKeys.list(principal, query.page, query.per_page),
+    c.apiKeys.list(principal.organizationId, query.page, query.per_page),
   );
   router.route(
     { method: 'POST', url: '/v1/api_keys', summary: 'Create an API key; the key is in this answer only', tags, role, body: CreateKeyBody, status: 201, response: KeyView.extend({ key: z.string() }) },
-    ({ principal, body }) => c.apiKeys.create(principal, body),
+    ({ principal, body }) => c.apiKeys.create(principal.organizationId, body, principal),
   );
   router.route({ method: 'DELETE', url: '/v1/api_keys/:key_id', summary: 'Revoke an API key, at once on every process', tags, role, params: KeyParams, response: KeyView }, ({ principal, params }) =>
-    c.apiKeys.revoke(principal, params.key_id),
+    c.apiKeys.revoke(principal.organizationId, params.key_id),
   );
 }
