@@ -127,7 +127,7 @@ export class WebhookReceiver {
   }
 
   /** Resolves the organization and agent, with the exact refusals of spec 7.2. */
-  private async authenticate(call: WebhookCall): Promise<{ organizationId: string; agentId: string; agent: WebhookAgent; caller?: Principal }> {
+  private async authenticate(call: WebhookCall): Promise<{ organizationId: string; agentId: string; agent: WebhookAgent }> {
     let organizationId: string;
     let agentId: string;
     let caller: Principal | undefined;
@@ -150,7 +150,7 @@ export class WebhookReceiver {
       throw call.form === 'public' ? new AppError('unauthenticated', 'API key not specified') : AppError.notFound('Agent');
     }
     if (!agent.developerAccess || agent.status === 'INACTIVE') throw new AppError('forbidden', 'Invalid API key');
-    return { organizationId, agentId, agent, caller };
+    return { organizationId, agentId, agent };
   }
 
   /**
