@@ -94,6 +94,11 @@ async function runOn(db: 'sqlite' | 'postgres', children: Children): Promise<voi
     AGENTRY_BOOTSTRAP_API_KEY: KEY,
     AGENTRY_MASTER_KEY: 'b'.repeat(64),
     AGENTRY_EGRESS_ALLOW: '127.0.0.1',
+    // Rate limits stay on (their cost is part of what is measured) but far above what the load generator sends.
+    AGENTRY_RATE_LIMIT_KEY_PER_SECOND: '10000000',
+    AGENTRY_RATE_LIMIT_KEY_BURST: '10000000',
+    AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND: '10000000',
+    AGENTRY_RATE_LIMIT_WEBHOOK_BURST: '10000000',
     ...(pg ? { DATABASE_URL: pg.url } : {}),
   };
   try {

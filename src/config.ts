@@ -30,6 +30,16 @@ const EnvSchema = z.object({
   AGENTRY_JWT_AUDIENCE: z.string().optional(),
   AGENTRY_JWT_JWKS_URL: z.string().url().optional(),
   AGENTRY_JWT_ORG_CLAIM: z.string().default('org_id'),
+  AGENTRY_JWT_ROLE_CLAIM: z.string().default('agentry_role'),
+  AGENTRY_JWT_DEFAULT_ROLE: z.enum(['admin', 'member', 'read-only']).default('member'),
+  // Access (issue 24, docs/access.md): end-user OIDC pre-auth and rate limits.
+  AGENTRY_OIDC_PRE_AUTH_ISSUER: z.string().url().optional(),
+  AGENTRY_OIDC_PRE_AUTH_JWKS_URL: z.string().url().optional(),
+  AGENTRY_RATE_LIMIT_KEY_PER_SECOND: z.coerce.number().min(0).default(50),
+  AGENTRY_RATE_LIMIT_KEY_BURST: z.coerce.number().int().min(1).default(500),
+  AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND: z.coerce.number().min(0).default(10),
+  AGENTRY_RATE_LIMIT_WEBHOOK_BURST: z.coerce.number().int().min(1).default(100),
+  AGENTRY_RATE_LIMIT_LEASE: z.coerce.number().int().min(1).max(10_000).default(10),
   AGENTRY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   AGENTRY_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
   /** How often a worker looks for due schedules (docs/schedules.md): a schedule fires at most this late. */
@@ -108,7 +118,11 @@ export interface Config {
   traceLlmIoChars: number;
   /** OpenTelemetry export over OTLP/HTTP; undefined when no endpoint is set (no tracer is built at all). */
   otel?: { tracesUrl: string; headers: Record<string, string>; serviceName: string; captureContent: boolean };
-  jwt?: { issuer?: string; audience?: string; jwksUrl: string; orgClaim: string };
+  jwt?: { issuer?: string; audience?: string; jwksUrl: string; orgClaim: string; roleClaim: string; defaultRole: 'admin' | 'member' | 'read-only' };
+  /** End-user tokens of `use_oidc_pre_auth` agents: the issuer they must come from and its JWKS (default: discovery). */
+  oidcPreAuth?: { issuer: string; jwksUrl?: string };
+  /** Token buckets (src/auth/rate-limiter.ts): per API key and per public webhook URL; perSecond 0 turns one off. */
+  rateLimits: { key: { perSecond: number; burst: number }; webhook: { perSecond: number; burst: number }; lease: number };
   worker: { concurrency: number; leaseMs: number; schedulerPollMs: number };
   syncTimeoutMs: number;
   schemaNodeBudget: number;
@@ -177,8 +191,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     traceLlmIoChars: e.AGENTRY_TRACE_LLM_IO_CHARS,
     otel: otelConfig(e),
     jwt: e.AGENTRY_JWT_JWKS_URL
-      ? { issuer: e.AGENTRY_JWT_ISSUER, audience: e.AGENTRY_JWT_AUDIENCE, jwksUrl: e.AGENTRY_JWT_JWKS_URL, orgClaim: e.AGENTRY_JWT_ORG_CLAIM }
+      ? {
+          issuer: e.AGENTRY_JWT_ISSUER,
+          audience: e.AGENTRY_JWT_AUDIENCE,
+          jwksUrl: e.AGENTRY_JWT_JWKS_URL,
+          orgClaim: e.AGENTRY_JWT_ORG_CLAIM,
+          roleClaim: e.AGENTRY_JWT_ROLE_CLAIM,
+          defaultRole: e.AGENTRY_JWT_DEFAULT_ROLE,
+        }
       : undefined,
+    oidcPreAuth: e.AGENTRY_OIDC_PRE_AUTH_ISSUER ? { issuer: e.AGENTRY_OIDC_PRE_AUTH_ISSUER, jwksUrl: e.AGENTRY_OIDC_PRE_AUTH_JWKS_URL } : undefined,
+    rateLimits: {
+      key: { perSecond: e.AGENTRY_RATE_LIMIT_KEY_PER_SECOND, burst: e.AGENTRY_RATE_LIMIT_KEY_BURST },
+      webhook: { perSecond: e.AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND, burst: e.AGENTRY_RATE_LIMIT_WEBHOOK_BURST },
+      lease: e.AGENTRY_RATE_LIMIT_LEASE,
+    },
     worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, leaseMs: e.AGENTRY_TASK_LEASE_MS, schedulerPollMs: e.AGENTRY_SCHEDULER_POLL_MS },
     syncTimeoutMs: e.AGENTRY_SYNC_TIMEOUT_MS,
     schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,

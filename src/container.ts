@@ -9,6 +9,10 @@ import { resolveMasterKey } from './lib/master-key.js';
 import { SecretBox } from './lib/secret-box.js';
 import { PublicUrls } from './lib/urls.js';
 import { AuthService } from './auth/auth.service.js';
+import { ApiKeysService } from './auth/api-keys.service.js';
+import { RateBucketsRepository } from './auth/rate-buckets.repository.js';
+import { RateLimiter, RateLimits } from './auth/rate-limiter.js';
+import { PreAuthService } from './auth/pre-auth.service.js';
 import { OrgsRepository } from './orgs/orgs.repository.js';
 import { OrgsService } from './orgs/orgs.service.js';
 import { AgentsRepository } from './agents/agents.repository.js';
@@ -99,6 +103,11 @@ export interface Container {
   secretBox: SecretBox;
   orgs: OrgsService;
   auth: AuthService;
+  // access (issue 24): key management, rate limits, end-user pre-auth (docs/access.md)
+  apiKeys: ApiKeysService;
+  rateLimits: RateLimits;
+  /** End-user token verification of `use_oidc_pre_auth` agents: `preAuth.verify(agent, headers)` for any transport. */
+  preAuth: PreAuthService;
   // agents (issue 2)
   agents: AgentsService;
   /** Create-time resolvers of `tools` entries; each tool-kind section registers its own. */
@@ -172,6 +181,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const orgsRepo = new OrgsRepository(db);
   const orgs = new OrgsService(orgsRepo, clock);
   const auth = new AuthService(orgsRepo, config.jwt);
+  const apiKeys = new ApiKeysService(orgsRepo, orgs, clock);
+  const { lease, ...limits } = config.rateLimits;
+  const rateLimits = new RateLimits(new RateLimiter(new RateBucketsRepository(db), clock, lease, log), limits);
 
   const background: Startable[] = [];
   // --- observability (issue 28): before anything that reports to it
@@ -236,6 +248,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- tasks: queue, worker, invoke (issue 3)
   const tasksModule = createTasksModule({ db, config, clock, log, secretBox, agents, runner: observability.observe(opts.taskRunner ?? runtime.runner), notifier: notificationsModule.outbox });
   const tasks = tasksModule.tasks;
+  // access (issue 24): OIDC pre-auth, checked on the agent's configuration and on every invocation
+  const preAuth = new PreAuthService(config.oidcPreAuth, safeFetch, clock);
+  agents.useConfigRule((cfg) => preAuth.checkConfig(cfg));
+  tasks.usePreAuth(preAuth);
   background.push(tasksModule.worker);
   background.push(notificationsModule.dispatcher);
   // Closes the notification connection (PostgreSQL) after the worker stopped; every role uses it.
@@ -258,7 +274,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   );
   // The agents service answers the receiver's narrow WebhookAgentDirectory port (find: status, developer access).
   const webhookChannels = new WebhookChannelsService(new WebhookChannelsRepository(db), agents, urls, clock);
-  const webhooks = new WebhookReceiver(webhookChannels, agents, auth, files, tasks, config.syncTimeoutMs, log);
+  const webhooks = new WebhookReceiver(webhookChannels, agents, auth, files, tasks, config.syncTimeoutMs, log, rateLimits);
 
   // --- tool kinds: custom functions, MCP, skills (issue 6)
   const sandbox = new SandboxPool({
@@ -345,6 +361,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     secretBox,
     orgs,
     auth,
+    apiKeys,
+    rateLimits,
+    preAuth,
     agents,
     toolResolvers,
     secrets,

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.js';
 import { REMOTE_USAGE, runRemote } from './cli/remote-commands.js';
+import type { Container } from './container.js';
+import { isRole } from './auth/roles.js';
 
 // The server and the database are loaded only by the commands that use them: the remote commands (a client of a
 // running server) start in a fraction of the time without them.
@@ -9,8 +11,11 @@ const local = async () => ({ ...(await import('./container.js')), ...(await impo
 
 const USAGE = `usage: agentry <command>
   serve                         start the roles in AGENTRY_ROLES (default api,webhooks,worker)
-  keys create --org NAME [--name LABEL]
-                                create an API key (and the organization if needed); prints only the key
+  keys create --org NAME [--name LABEL] [--role admin|member|read-only]
+                                create an API key (default role admin; the organization if needed); prints only the key
+  keys list --org NAME          the organization's keys as JSON lines, read from the database (never the keys themselves)
+  keys revoke --org NAME --id KEY_ID
+                                revoke a key in the database (not the organization's last active admin key)
   migrate                       apply database migrations and exit
 ${REMOTE_USAGE}`;
 
@@ -36,22 +41,29 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'keys': {
-      // list and revoke go to a running server; create works on the database itself (the first key has no server to ask).
-      if (rest[0] !== 'create') return (await runRemote(argv, io)) ?? 2;
-      const { values, positionals } = parseArgs({ args: rest, options: { org: { type: 'string' }, name: { type: 'string' } }, allowPositionals: true });
-      if (positionals[0] !== 'create' || !values.org) {
+      // With --org the command works on the database itself (the first key has no server to ask); without it, list and
+      // revoke go to a running server with AGENTRY_URL and AGENTRY_API_KEY.
+      if (rest[0] !== 'create' && !rest.includes('--org') && !rest.some((a) => a.startsWith('--org='))) return (await runRemote(argv, io)) ?? 2;
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { org: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, id: { type: 'string' } },
+        allowPositionals: true,
+      });
+      const action = positionals[0];
+      const valid =
+        values.org &&
+        ((action === 'create' && (values.role === undefined || isRole(values.role))) || action === 'list' || (action === 'revoke' && values.id));
+      if (!valid) {
         process.stderr.write(USAGE + '\n');
         return 2;
       }
       const { createContainer, createLogger } = await local();
       const c = await createContainer(loadConfig(), { log: createLogger('silent') });
       try {
-        const { key } = await c.orgs.createApiKey(values.org, values.name ?? null);
-        process.stdout.write(key + '\n');
+        return await keysCommand(c, action as 'create' | 'list' | 'revoke', values as { org: string; name?: string; role?: string; id?: string });
       } finally {
         await c.close();
       }
-      return 0;
     }
     case 'migrate': {
       // createContainer applies migrations; nothing else to do.
@@ -68,6 +80,28 @@ async function main(argv: string[]): Promise<number> {
     default:
       process.stderr.write(USAGE + '\n');
       return command ? 2 : 0;
+  }
+}
+
+async function keysCommand(c: Container, action: 'create' | 'list' | 'revoke', v: { org: string; name?: string; role?: string; id?: string }): Promise<number> {
+  if (action === 'create') {
+    const { key } = await c.orgs.createApiKey(v.org, v.name ?? null, isRole(v.role) ? v.role : 'admin');
+    process.stdout.write(key + '\n');
+    return 0;
+  }
+  const org = await c.orgs.findOrganizationByName(v.org);
+  if (!org) {
+    process.stderr.write(`agentry: no organization named ${v.org}\n`);
+    return 1;
+  }
+  if (action === 'revoke') {
+    process.stdout.write(JSON.stringify(await c.apiKeys.revoke(org.id, v.id!)) + '\n');
+    return 0;
+  }
+  for (let page = 1; ; page++) {
+    const p = await c.apiKeys.list(org.id, page, 50);
+    for (const k of p.items) process.stdout.write(JSON.stringify(k) + '\n');
+    if (page >= p.total_pages) return 0;
   }
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DocumentedRoute, Router } from '../src/http/router.js';
 import { createTestApp, TEST_DBS, type TestApp } from './support/harness.js';
+import { ROLES, roleAllows, roleRefusal, type KeyRole } from '../src/auth/roles.js';
 
 /**
  * The authorization battery (ARCHITECTURE rule 9, CONTRACT section 0): EVERY route registered with `auth` is called
@@ -14,7 +15,9 @@ import { createTestApp, TEST_DBS, type TestApp } from './support/harness.js';
  * must not be empty get a valid one from SAMPLES (keyed by `METHOD url`), so B's call reaches the lookup.
  */
 
-type Ctx = { t: TestApp; params: Record<string, string> };
+/** `key`: the key the factories create with (default: organization A's admin key). */
+type Ctx = { t: TestApp; params: Record<string, string>; key?: string };
+const asKey = (ctx: Ctx) => (ctx.key ? { 'x-api-key': ctx.key } : undefined);
 interface ParamRow {
   make(ctx: Ctx): Promise<string>;
   /** false: not an organization's resource (a provider name); B's key may use it. */
@@ -22,7 +25,7 @@ interface ParamRow {
 }
 
 async function created(ctx: Ctx, url: string, body: unknown): Promise<Record<string, any>> {
-  const r = await ctx.t.req('POST', url, body);
+  const r = await ctx.t.req('POST', url, body, asKey(ctx));
   if (r.statusCode !== 201 && r.statusCode !== 200 && r.statusCode !== 202) throw new Error(`factory POST ${url} -> ${r.statusCode} ${r.body}`);
   return r.json();
 }
@@ -45,7 +48,7 @@ const PARAMS: Record<string, ParamRow> = {
   tool_id: {
     make: async (ctx) => {
       const sub = await agentFor(ctx);
-      const r = await ctx.t.req('POST', `/v1/agents/${ctx.params.agent_id}/tools`, { type: 'agent', agent_id: sub });
+      const r = await ctx.t.req('POST', `/v1/agents/${ctx.params.agent_id}/tools`, { type: 'agent', agent_id: sub }, asKey(ctx));
       if (r.statusCode !== 201) throw new Error(`attach: ${r.statusCode} ${r.body}`);
       return sub;
     },
@@ -135,6 +138,8 @@ const PARAMS: Record<string, ParamRow> = {
       return id;
     },
   },
+  // access (issue 24)
+  key_id: { make: async (ctx) => (await created(ctx, '/v1/api_keys', { name: `battery-key-${unique()}`, role: 'read-only' })).id },
 };
 
 interface Sample {
@@ -259,5 +264,65 @@ describe.each(TEST_DBS)('authorization battery (%s)', (kind) => {
       const res = await t.req('GET', url);
       expect(res.statusCode, `${url} as A`).not.toBe(404);
     }
-  }, 120_000); // Fresh resources for each of 100+ routes: ~10 s alone, several times that on a loaded machine.
+  }, 120_000);
+
+  /**
+   * Roles (docs/access.md): the matrix below is the contract; every route must declare exactly it, and a key of each
+   * role is refused (403, before anything else) exactly where the matrix says, on every route.
+   */
+  it('enforces the role matrix on every route', async () => {
+    const expected = (r: DocumentedRoute): KeyRole =>
+      r.url.startsWith('/v1/api_keys') || (r.url.startsWith('/v1/secrets/') && r.method !== 'GET') ? 'admin' : r.method === 'GET' ? 'read-only' : 'member';
+    expect(routes.filter((r) => r.role !== expected(r)).map((r) => `${r.method} ${r.url} declares ${r.role}, the matrix says ${expected(r)}`)).toEqual([]);
+    const keys = {} as Record<KeyRole, string>;
+    for (const role of ROLES) keys[role] = (await created({ t, params: {} }, '/v1/api_keys', { name: `battery-${role}`, role })).key;
+    const failures: string[] = [];
+    for (const r of routes) {
+      const url = r.url.replace(/:([A-Za-z0-9_]+)/g, '0190f1f0-0000-7000-8000-000000000001');
+      for (const role of ROLES) {
+        const res = await t.req(r.method, url, r.body ? {} : undefined, { 'x-api-key': keys[role] });
+        const refused = res.statusCode === 403 && res.body === JSON.stringify({ detail: roleRefusal(role, r.role) });
+        if (refused !== !roleAllows(role, r.role)) failures.push(`${r.method} ${r.url} as ${role} -> ${res.statusCode} ${res.body}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
+
+  /**
+   * `access_scope: personal` (the default): every route keyed by an agent or a task answers another member's key as
+   * if the agent did not exist, and changes nothing; its owner and the organization's admins see it.
+   */
+  it("answers 404 to another member on a member's personal agent and its tasks, on every such route", async () => {
+    const owner = (await created({ t, params: {} }, '/v1/api_keys', { name: 'battery-owner', role: 'member' })).key;
+    const other = (await created({ t, params: {} }, '/v1/api_keys', { name: 'battery-other', role: 'member' })).key;
+    const failures: string[] = [];
+    const checked: string[] = [];
+    for (const r of routes) {
+      const names = paramsOf(r.url);
+      if (!names.includes('agent_id') && !names.includes('task_id')) continue;
+      const keys = names.map((p) => rowKey(r.url, p)!);
+      const sample = sampleFor(r);
+      if (!sample || sample.upsert) continue;
+      const ctx: Ctx = { t, params: {}, key: owner };
+      try {
+        for (const [i, p] of names.entries()) ctx.params[p] = await PARAMS[keys[i]!].make(ctx);
+      } catch (e) {
+        failures.push(`${r.method} ${r.url}: factory failed: ${(e as Error).message}`);
+        continue;
+      }
+      const url = r.url.replace(/:([A-Za-z0-9_]+)/g, (_m, p: string) => encodeURIComponent(ctx.params[p])) + (sample.query ? '?' + new URLSearchParams(sample.query) : '');
+      const res = await t.req(r.method, url, sample.body, { 'x-api-key': other });
+      if (res.statusCode !== 404 || !/^\{"detail":"(Agent|Task) not found"\}$/.test(res.body)) failures.push(`${r.method} ${r.url} as another member -> ${res.statusCode} ${res.body}`);
+      if (r.method === 'GET') checked.push(url);
+    }
+    expect(failures).toEqual([]);
+    expect(checked.length).toBeGreaterThan(5);
+    // Not vacuous: the owner and an admin see every one of them.
+    for (const url of checked) {
+      for (const key of [owner, t.keyA]) {
+        const res = await t.req('GET', url, undefined, { 'x-api-key': key });
+        expect(res.statusCode, `${url}`).not.toBe(404);
+      }
+    }
+  }, 120_000);
 });

@@ -79,6 +79,17 @@ describe.each(TEST_DBS)('command line and production start (%s)', (kind) => {
     await expect(cli(env.env, 'keys', 'create')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage: agentry') });
   });
 
+  it('keys create --role, keys list and keys revoke manage an organization\'s keys (docs/access.md)', async () => {
+    const viewerKey = (await cli(env.env, 'keys', 'create', '--org', 'roles-org', '--name', 'viewer', '--role', 'read-only')).stdout.trim();
+    const listed = (await cli(env.env, 'keys', 'list', '--org', 'roles-org')).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const viewer = listed.find((k) => k.name === 'viewer');
+    expect(viewer).toMatchObject({ role: 'read-only', active: true });
+    expect(JSON.stringify(listed)).not.toContain(viewerKey);
+    const revoked = JSON.parse((await cli(env.env, 'keys', 'revoke', '--org', 'roles-org', '--id', viewer.id)).stdout);
+    expect(revoked).toMatchObject({ id: viewer.id, active: false });
+    await expect(cli(env.env, 'keys', 'create', '--org', 'roles-org', '--role', 'owner')).rejects.toMatchObject({ code: 2 });
+  }, 120_000);
+
   it('migrate is idempotent', async () => {
     const { stderr } = await cli(env.env, 'migrate');
     expect(stderr).toContain('migrations applied');

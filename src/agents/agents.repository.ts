@@ -4,6 +4,7 @@ import { parseJson } from '../db/database.js';
 import { VersionedCache } from '../lib/versioned-cache.js';
 import type { AgentConfig } from './agent.schemas.js';
 import type { AgentTables } from './agents.tables.js';
+import type { AgentAccess } from '../auth/agent-access.js';
 
 export interface AgentRow {
   id: string;
@@ -17,6 +18,8 @@ export interface AgentRow {
   /** The staged edit, or null. */
   draft: AgentConfig | null;
   createdBy: string | null;
+  /** Who may see it (src/auth/agent-access.ts): the authenticated creator, and whether the published scope is personal. */
+  access: AgentAccess;
   createdAt: number;
   updatedAt: number;
 }
@@ -28,7 +31,7 @@ export interface AgentVersionRow {
 }
 
 /** An agents row as the queries select it (every column but the soft-delete mark). */
-type Raw = Omit<AgentTables['agents'], 'deleted_at'>;
+type Raw = Omit<AgentTables['agents'], 'deleted_at' | 'personal'> & { personal: number };
 
 function toRow(r: Raw, config?: AgentConfig, draft?: AgentConfig | null): AgentRow {
   return {
@@ -41,6 +44,7 @@ function toRow(r: Raw, config?: AgentConfig, draft?: AgentConfig | null): AgentR
     config: config ?? parseJson<AgentConfig>(r.config, {} as AgentConfig),
     draft: draft !== undefined ? draft : r.draft ? parseJson<AgentConfig>(r.draft, {} as AgentConfig) : null,
     createdBy: r.created_by,
+    access: { owner: r.owner, personal: Number(r.personal) === 1 },
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
@@ -69,7 +73,7 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-const COLUMNS = ['id', 'organization_id', 'name', 'unique_name', 'status', 'current_version', 'config', 'draft', 'created_by', 'created_at', 'updated_at'] as const;
+const COLUMNS = ['id', 'organization_id', 'name', 'unique_name', 'status', 'current_version', 'config', 'draft', 'created_by', 'owner', 'personal', 'created_at', 'updated_at'] as const;
 
 /** SQL for agents and their immutable versions. Every query filters by organization and skips deleted agents. */
 export class AgentsRepository {
@@ -101,6 +105,8 @@ export class AgentsRepository {
           config,
           draft: null,
           created_by: row.createdBy,
+          owner: row.access.owner,
+          personal: personalOf(row.config),
           created_at: row.createdAt,
           updated_at: row.createdAt,
           deleted_at: null,
@@ -134,6 +140,12 @@ export class AgentsRepository {
     });
   }
 
+  /** Deleted agents too: their tasks stay readable, to whom the agent was visible. */
+  async findAccess(organizationId: string, id: string): Promise<AgentAccess | undefined> {
+    const r = await this.db.kysely.selectFrom('agents').select(['owner', 'personal']).where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+    return r && { owner: r.owner, personal: Number(r.personal) === 1 };
+  }
+
   async exists(organizationId: string, id: string): Promise<boolean> {
     return !!(await this.live(organizationId).select('id').where('id', '=', id).executeTakeFirst());
   }
@@ -158,10 +170,15 @@ export class AgentsRepository {
     return !!r;
   }
 
-  async list(organizationId: string, offset: number, limit: number): Promise<{ rows: AgentRow[]; total: number }> {
+  /** With `owner`: the organizational agents and that owner's personal ones (src/auth/agent-access.ts); else all. */
+  async list(organizationId: string, offset: number, limit: number, owner?: string): Promise<{ rows: AgentRow[]; total: number }> {
+    const visible = () => {
+      const q = this.live(organizationId);
+      return owner === undefined ? q : q.where((eb) => eb.or([eb('personal', '=', 0), eb('owner', 'is', null), eb('owner', '=', owner)]));
+    };
     const [rows, count] = await Promise.all([
-      this.live(organizationId).select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
-      this.live(organizationId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
+      visible().select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
+      visible().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
     ]);
     return { rows: rows.map((r) => toRow(r as Raw)), total: Number(count?.n ?? 0) };
   }
@@ -185,7 +202,7 @@ export class AgentsRepository {
     return this.db.kysely.transaction().execute(async (trx) => {
       const r = await trx
         .updateTable('agents')
-        .set({ config: text, draft: null, name: config.name, current_version: fromVersion + 1, updated_at: now, ...(status ? { status } : {}) })
+        .set({ config: text, draft: null, name: config.name, current_version: fromVersion + 1, personal: personalOf(config), updated_at: now, ...(status ? { status } : {}) })
         .where('organization_id', '=', organizationId)
         .where('id', '=', id)
         .where('current_version', '=', fromVersion)
@@ -243,4 +260,9 @@ export class AgentsRepository {
       .executeTakeFirst();
     return r && { version: Number(r.version), config: parseJson<AgentConfig>(r.config, {} as AgentConfig), createdAt: Number(r.created_at) };
   }
+}
+
+/** The `personal` column: the published version's access_scope (its schema default is personal). */
+function personalOf(config: AgentConfig): number {
+  return config.access_scope === 'organizational' ? 0 : 1;
 }

@@ -1,4 +1,5 @@
-import type { Principal } from '../auth/principal.js';
+import { ownerOf, type Principal } from '../auth/principal.js';
+import { canSeeAgent, listOwner, type AgentAccess } from '../auth/agent-access.js';
 import { isUniqueViolation } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
@@ -32,6 +33,8 @@ export interface SubmittableAgent {
   status: string;
   version: number | 'draft';
   config: Readonly<Record<string, unknown>>;
+  /** Who may run it (access_scope): checked against the caller of an API or key-form webhook invocation. */
+  access: AgentAccess;
 }
 
 export interface AgentToolsView {
@@ -64,6 +67,13 @@ export class AgentsService {
     this.tools = new AgentToolsResolver(toolResolvers);
   }
 
+  /** Rules of other domains on the resulting configuration (OIDC pre-auth: src/auth/pre-auth.service.ts), create and PATCH alike. */
+  private readonly configRules: ((cfg: AgentConfig) => void)[] = [];
+
+  useConfigRule(rule: (cfg: AgentConfig) => void): void {
+    this.configRules.push(rule);
+  }
+
   /** Knowledge bases attached to agents are checked through this lookup; without one every id is unknown. */
   useKnowledgeBaseLookup(lookup: KnowledgeBaseLookup): void {
     this.tools.useKnowledgeBaseLookup(lookup);
@@ -80,6 +90,8 @@ export class AgentsService {
       created_by: input.created_by ?? principal.subject,
     };
     checkConsistency(config);
+    for (const rule of this.configRules) rule(config);
+    await this.checkSubAgents(org, ownerOf(principal), input.tools, ['body', 'tools']);
     const resolved = await this.tools.resolve(
       org,
       { tools: input.tools, explicitAttached: input.attached_tools, baseAttached: [], graph: input.graph, validateGraph: true, knowledgeBases: input.knowledge_bases },
@@ -91,7 +103,9 @@ export class AgentsService {
     for (let attempt = 0; ; attempt++) {
       const uniqueName = await this.pickUniqueName(org);
       try {
-        await this.repo.insert({ id, organizationId: org, name: stored.name, uniqueName, status: 'ACTIVE', currentVersion: FIRST_VERSION, config: stored, createdBy: stored.created_by, createdAt: now });
+        // The owner is the authenticated caller, never the caller-writable `created_by`.
+        const access = { owner: ownerOf(principal), personal: stored.access_scope !== 'organizational' };
+        await this.repo.insert({ id, organizationId: org, name: stored.name, uniqueName, status: 'ACTIVE', currentVersion: FIRST_VERSION, config: stored, createdBy: stored.created_by, access, createdAt: now });
         break;
       } catch (e) {
         if (!isUniqueViolation(e)) throw e;
@@ -101,17 +115,21 @@ export class AgentsService {
     return this.get(org, id);
   }
 
-  async get(organizationId: string, id: string): Promise<AgentView> {
-    return this.view(await this.load(organizationId, id));
+  /**
+   * `viewer` (the API's caller) sees only the agents `access_scope` lets it see (src/auth/agent-access.ts); another's
+   * personal agent is answered as missing. Without one (the service's own reads) every agent of the organization.
+   */
+  async get(organizationId: string, id: string, viewer?: Principal): Promise<AgentView> {
+    return this.view(await this.load(organizationId, id, viewer));
   }
 
-  async list(organizationId: string, page: number, perPage: number): Promise<Page<ReturnType<typeof presentAgentSummary>>> {
-    const { rows, total } = await this.repo.list(organizationId, (page - 1) * perPage, perPage);
+  async list(viewer: Principal, page: number, perPage: number): Promise<Page<ReturnType<typeof presentAgentSummary>>> {
+    const { rows, total } = await this.repo.list(viewer.organizationId, (page - 1) * perPage, perPage, listOwner(viewer));
     return pageOf(rows.map((r) => presentAgentSummary(r, r.draft ?? r.config, r.draft !== null)), total, page, perPage);
   }
 
-  async listFull(organizationId: string, page: number, perPage: number): Promise<Page<AgentView>> {
-    const { rows, total } = await this.repo.list(organizationId, (page - 1) * perPage, perPage);
+  async listFull(viewer: Principal, page: number, perPage: number): Promise<Page<AgentView>> {
+    const { rows, total } = await this.repo.list(viewer.organizationId, (page - 1) * perPage, perPage, listOwner(viewer));
     return pageOf(rows.map((r) => this.view(r)), total, page, perPage);
   }
 
@@ -121,7 +139,7 @@ export class AgentsService {
    */
   async update(principal: Principal, id: string, patch: PatchAgentInput, opts: { deploy: boolean }): Promise<AgentView> {
     const org = principal.organizationId;
-    const row = await this.load(org, id);
+    const row = await this.load(org, id, principal);
     const { status, ...fields } = patch;
     if (Object.keys(fields).length === 0 && !opts.deploy) {
       if (status && status !== row.status) await this.repo.setStatus(org, id, status, this.clock.now());
@@ -138,6 +156,8 @@ export class AgentsService {
       merged.model_name = resolveModel(provider, requested);
     }
     checkConsistency(merged);
+    for (const rule of this.configRules) rule(merged);
+    await this.checkSubAgents(org, row.access.owner, fields.tools, ['body', 'tools']);
     if (fields.tools || fields.attached_tools || fields.graph || fields.knowledge_bases) {
       const resolved = await this.tools.resolve(
         org,
@@ -161,27 +181,27 @@ export class AgentsService {
   }
 
   /** `PUT /v1/agents/{id}`: publishes the draft (or the current configuration again) as version + 1. */
-  async deploy(organizationId: string, id: string): Promise<AgentView> {
-    const row = await this.load(organizationId, id);
+  async deploy(organizationId: string, id: string, viewer?: Principal): Promise<AgentView> {
+    const row = await this.load(organizationId, id, viewer);
     await this.persist(row, row.draft ?? row.config, true);
     return this.get(organizationId, id);
   }
 
-  async delete(organizationId: string, id: string): Promise<{ id: string; deleted: true }> {
-    const row = await this.load(organizationId, id);
+  async delete(organizationId: string, id: string, viewer?: Principal): Promise<{ id: string; deleted: true }> {
+    const row = await this.load(organizationId, id, viewer);
     if (row.config.deletable === false || row.draft?.deletable === false) throw new AppError('conflict', 'Agent is not deletable');
     if (!(await this.repo.softDelete(organizationId, id, this.clock.now()))) throw AppError.notFound('Agent');
     return { id, deleted: true };
   }
 
-  async listVersions(organizationId: string, id: string, page: number, perPage: number) {
-    const row = await this.load(organizationId, id);
+  async listVersions(organizationId: string, id: string, page: number, perPage: number, viewer?: Principal) {
+    const row = await this.load(organizationId, id, viewer);
     const { rows, total } = await this.repo.listVersions(organizationId, id, (page - 1) * perPage, perPage);
     return pageOf(rows.map((v) => presentVersionSummary(row, v)), total, page, perPage);
   }
 
-  async getVersion(organizationId: string, id: string, version: number): Promise<AgentView> {
-    const row = await this.load(organizationId, id);
+  async getVersion(organizationId: string, id: string, version: number, viewer?: Principal): Promise<AgentView> {
+    const row = await this.load(organizationId, id, viewer);
     const v = await this.repo.findVersion(organizationId, id, version);
     if (!v) throw AppError.notFound('Agent version');
     return presentAgent(row, v.config, { version: v.version, hasPendingChanges: false, isLatest: v.version === row.currentVersion }, this.urls.webhook);
@@ -221,6 +241,10 @@ export class AgentsService {
     return this.submittable(row, version);
   }
 
+  accessOf(organizationId: string, id: string): Promise<AgentAccess | undefined> {
+    return this.repo.findAccess(organizationId, id);
+  }
+
   exists(organizationId: string, id: string): Promise<boolean> {
     return this.repo.exists(organizationId, id);
   }
@@ -244,7 +268,7 @@ export class AgentsService {
 
   private async submittable(row: AgentRow, version?: number | 'draft'): Promise<SubmittableAgent> {
     const { config, version: v } = await this.pickVersion(row, version);
-    return { id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: config as unknown as Record<string, unknown> };
+    return { id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: config as unknown as Record<string, unknown>, access: row.access };
   }
 
   /** The published current version by default, a published version by number, or the draft (else the published). */
@@ -260,12 +284,13 @@ export class AgentsService {
 
   // ---- tools of one agent (the working copy: the draft when there is one)
 
-  async getTools(organizationId: string, id: string): Promise<AgentToolsView> {
-    return toolsView(await this.load(organizationId, id));
+  async getTools(organizationId: string, id: string, viewer?: Principal): Promise<AgentToolsView> {
+    return toolsView(await this.load(organizationId, id, viewer));
   }
 
-  async attachTool(organizationId: string, id: string, entry: ToolEntry, opts: { deploy: boolean }): Promise<AgentToolsView> {
-    const row = await this.load(organizationId, id);
+  async attachTool(organizationId: string, id: string, entry: ToolEntry, opts: { deploy: boolean }, viewer?: Principal): Promise<AgentToolsView> {
+    const row = await this.load(organizationId, id, viewer);
+    await this.checkSubAgents(organizationId, row.access.owner, [entry], ['body'], false);
     const resolved = await this.tools.resolveEntry(organizationId, entry, ['body'], id);
     const base = row.draft ?? row.config;
     const next: AgentConfig = {
@@ -278,8 +303,8 @@ export class AgentsService {
     return this.getTools(organizationId, id);
   }
 
-  async detachTool(organizationId: string, id: string, toolId: string, opts: { deploy: boolean }): Promise<AgentToolsView> {
-    const row = await this.load(organizationId, id);
+  async detachTool(organizationId: string, id: string, toolId: string, opts: { deploy: boolean }, viewer?: Principal): Promise<AgentToolsView> {
+    const row = await this.load(organizationId, id, viewer);
     const base = row.draft ?? row.config;
     const { set, removed } = removeTool({ tools: base.tools, attached_tools: base.attached_tools, graph: base.graph, skills: base.skills }, toolId);
     if (!removed) throw AppError.notFound('Tool');
@@ -289,10 +314,31 @@ export class AgentsService {
 
   // ---- internals
 
-  private async load(organizationId: string, id: string): Promise<AgentRow> {
+  /**
+   * A sub-agent runs for the calling agent's owner (src/tasks/submission-access.ts): another owner's personal agent is
+   * refused here as the resolver refuses a missing one, so neither its existence nor its name shows, and no agent is
+   * saved that could never call it.
+   */
+  private async checkSubAgents(org: string, owner: string | null, tools: ToolEntry[] | undefined, loc: (string | number)[], indexed = true): Promise<void> {
+    for (const [i, entry] of (tools ?? []).entries()) {
+      if (entry.type !== 'agent') continue;
+      const access = await this.repo.findAccess(org, entry.agent_id);
+      if (access?.personal && access.owner !== null && access.owner !== owner) {
+        throw AppError.invalid([...loc, ...(indexed ? [i] : []), 'agent_id'], `agent '${entry.agent_id}' not found`);
+      }
+    }
+  }
+
+  private async load(organizationId: string, id: string, viewer?: Principal): Promise<AgentRow> {
     const row = await this.repo.find(organizationId, id);
-    if (!row) throw AppError.notFound('Agent');
+    if (!row || (viewer && !canSeeAgent(viewer, row.access))) throw AppError.notFound('Agent');
     return row;
+  }
+
+  /** Whether the caller may see the agent (a missing one: false), for routes of other domains keyed by an agent. */
+  async visibleTo(viewer: Principal, id: string): Promise<boolean> {
+    const row = await this.repo.findShared(viewer.organizationId, id);
+    return !!row && canSeeAgent(viewer, row.access);
   }
 
   private view(row: AgentRow): AgentView {

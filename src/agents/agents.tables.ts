@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 export interface AgentTables {
   /** One row per agent. `config` is the current published version, `draft` the staged edit (null: none). */
   agents: {
@@ -12,6 +14,10 @@ export interface AgentTables {
     config: string;
     draft: string | null;
     created_by: string | null;
+    /** The authenticated principal that created it (`api_key:<id>` or `jwt:<sub>`); null for agents older than owners. */
+    owner: string | null;
+    /** 1 while the published `access_scope` is personal: only the owner (and admins) see it (src/auth/agent-access.ts). */
+    personal: Generated<number>;
     created_at: number;
     updated_at: number;
     /** Soft delete: tasks keep pointing at the row. */

@@ -4,12 +4,16 @@ import { constantTimeEqualHex, sha256Hex } from '../lib/secret-box.js';
 import type { OrgsRepository } from '../orgs/orgs.repository.js';
 import { keyLookup } from '../orgs/orgs.service.js';
 import type { Principal } from './principal.js';
+import { isRole, type KeyRole } from './roles.js';
 
 export interface JwtSettings {
   issuer?: string;
   audience?: string;
   jwksUrl: string;
   orgClaim: string;
+  /** The claim that names the caller's role (admin, member, read-only), and the role when the token has none. */
+  roleClaim: string;
+  defaultRole: KeyRole;
 }
 
 export class AuthService {
@@ -35,7 +39,7 @@ export class AuthService {
     if (!row || row.revokedAt !== null || !constantTimeEqualHex(row.keyHash, sha256Hex(key))) {
       throw new AppError('forbidden', 'Invalid API key');
     }
-    return { organizationId: row.organizationId, kind: 'api_key', subject: row.id };
+    return { organizationId: row.organizationId, kind: 'api_key', subject: row.id, role: row.role };
   }
 
   private async byJwt(token: string): Promise<Principal> {
@@ -51,6 +55,9 @@ export class AuthService {
     // The claim may carry the organization id or its name.
     const org = (await this.orgs.findOrgById(claim)) ?? (await this.orgs.findOrgByName(claim));
     if (!org) throw new AppError('forbidden', 'Invalid API key');
-    return { organizationId: org.id, kind: 'jwt', subject: String(payload.sub ?? 'jwt') };
+    // A role claim that names no role is refused rather than guessed: the token says something we do not understand.
+    const roleClaim = payload[this.jwt.roleClaim];
+    if (roleClaim !== undefined && !isRole(roleClaim)) throw new AppError('forbidden', 'Invalid API key');
+    return { organizationId: org.id, kind: 'jwt', subject: String(payload.sub ?? 'jwt'), role: roleClaim ?? this.jwt.defaultRole };
   }
 }

@@ -14,5 +14,6 @@ import type { McpUserTokensTables } from '../mcp/mcp.tables.js';
 import type { SchedulesTables } from '../schedules/schedules.tables.js';
 import type { MemoryTables } from '../memory/memory.tables.js';
 import type { NotificationsTables } from '../notifications/notifications.tables.js';
+import type { AccessTables } from '../auth/access.tables.js';
 
-export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables, SchedulesTables, MemoryTables, NotificationsTables {}
+export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables, SchedulesTables, MemoryTables, NotificationsTables, AccessTables {}

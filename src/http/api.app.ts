@@ -25,12 +25,13 @@ import { schedulesRoutes } from './routes/schedules.routes.js';
 import { notificationsRoutes } from './routes/notifications.routes.js';
 import { installHttpMetrics, registerMetricsRoute } from '../observability/metrics-http.js';
 import { apiDocsPlugin } from './api-docs/api-docs.plugin.js';
+import { apiKeysRoutes } from './routes/api-keys.routes.js';
 
 /** A route module registers one resource's routes; handlers stay thin and call one service. */
 export type RouteModule = (router: Router, c: Container) => void;
 
 /** Add one line per resource. */
-const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, schedulesRoutes, memoriesRoutes, notificationsRoutes, xpanderRoutes];
+const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, apiKeysRoutes, schedulesRoutes, memoriesRoutes, notificationsRoutes, xpanderRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   const app = createFastify(c.log, { maxJsonDepth: c.config.maxJsonDepth });
@@ -42,10 +43,13 @@ export async function buildApiApp(c: Container): Promise<FastifyInstance> {
     installHttpMetrics(app, c.metrics, 'api');
     registerMetricsRoute(app, c.metrics, c.config.metrics.token);
   }
-  installAuthHook(app, c.auth);
+  installAuthHook(app, c.auth, c.rateLimits);
   // Multipart uploads (knowledge-base documents, connector documents); every route reads its own parts.
   if (!app.hasContentTypeParser('multipart/form-data')) await app.register(multipart, { limits: { fieldSize: 1024 * 1024, fields: 100, parts: 1000 } });
-  const router = new Router(app);
+  const router = new Router(app, {
+    agentVisible: (viewer, id) => c.agents.visibleTo(viewer, id),
+    taskVisible: (viewer, id) => c.tasks.visibleTo(viewer, id),
+  });
   app.decorate('agentryRouter', router);
   for (const m of routeModules) m(router, c);
   // The monitoring console (GET / and /console/*): static files, a client of the /v1 API above.

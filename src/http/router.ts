@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AppError, type ValidationIssue } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
+import { defaultRouteRole, type KeyRole } from '../auth/roles.js';
 import { zodIssuesToDetail } from './validation.js';
 import { hasNulText, NUL_MESSAGE } from '../lib/nul-text.js';
 
@@ -26,6 +27,8 @@ export interface RouteSpec<B extends Schema, Q extends Schema, P extends Schema>
   bodyDocs?: Record<string, z.ZodType>;
   /** Routes under /v1 require a principal unless this is false. */
   auth?: boolean;
+  /** The least role of the calling key (src/auth/roles.ts); default read-only for GET, member otherwise. */
+  role?: KeyRole;
 }
 
 export interface RouteContext<B extends Schema, Q extends Schema, P extends Schema> {
@@ -49,6 +52,7 @@ export interface DocumentedRoute {
   response?: z.ZodType;
   bodyDocs?: Record<string, z.ZodType>;
   auth: boolean;
+  role: KeyRole;
 }
 
 declare module 'fastify' {
@@ -61,10 +65,23 @@ declare module 'fastify' {
  * Thin typed routing over Fastify: validates body, query and path with zod (collecting every issue into one 422),
  * hands the handler typed values and the principal, and records the route for GET /openapi.json.
  */
+/**
+ * Personal agents (docs/access.md) checked once for every route, whatever service it reaches: a path naming an agent
+ * (`:agent_id`) or a task (`:task_id`) the caller may not see answers exactly as a missing one. Admins see everything,
+ * so their calls skip it.
+ */
+export interface ScopeGuard {
+  agentVisible(viewer: Principal, agentId: string): Promise<boolean>;
+  taskVisible(viewer: Principal, taskId: string): Promise<boolean>;
+}
+
 export class Router {
   readonly routes: DocumentedRoute[] = [];
 
-  constructor(private readonly app: FastifyInstance) {}
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly scope?: ScopeGuard,
+  ) {}
 
   route<B extends Schema = undefined, Q extends Schema = undefined, P extends Schema = undefined>(
     spec: RouteSpec<B, Q, P>,
@@ -72,11 +89,13 @@ export class Router {
   ): void {
     const auth = spec.auth ?? spec.url.startsWith('/v1/');
     const status = spec.status ?? 200;
-    this.routes.push({ ...spec, tags: spec.tags ?? [], status, auth });
+    // The role matrix lives here, in the route definitions: the auth hook enforces it before any handler runs.
+    const role = spec.role ?? defaultRouteRole(spec.method);
+    this.routes.push({ ...spec, tags: spec.tags ?? [], status, auth, role });
     this.app.route({
       method: spec.method,
       url: spec.url,
-      config: { auth },
+      config: { auth, role },
       handler: async (request, reply) => {
         // NUL names nothing (and PostgreSQL cannot even compare text holding it: issue 20's fuzzer got 500s).
         if (spec.params && hasNulText(request.params as Record<string, unknown>)) throw new AppError('not_found', 'Not Found');
@@ -86,6 +105,7 @@ export class Router {
         const query = parsePart(spec.query, request.query, 'query', issues);
         const body = parsePart(spec.body, request.body, 'body', issues);
         if (issues.length) throw AppError.validation(issues);
+        if (this.scope && request.principal && request.principal.role !== 'admin') await checkScope(this.scope, request.principal, request.params);
         const result = await handler({
           principal: request.principal as Principal,
           body: body as Out<B>,
@@ -100,6 +120,12 @@ export class Router {
       },
     });
   }
+}
+
+async function checkScope(scope: ScopeGuard, viewer: Principal, params: unknown): Promise<void> {
+  const p = (params ?? {}) as Record<string, unknown>;
+  if (typeof p.agent_id === 'string' && !(await scope.agentVisible(viewer, p.agent_id))) throw AppError.notFound('Agent');
+  if (typeof p.task_id === 'string' && !(await scope.taskVisible(viewer, p.task_id))) throw AppError.notFound('Task');
 }
 
 function nulIssues(query: unknown, issues: ValidationIssue[]): void {

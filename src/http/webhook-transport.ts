@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Container } from '../container.js';
 import { AppError } from '../errors.js';
+import { userTokenOf } from '../auth/pre-auth-token.js';
 import type { IncomingFile } from '../files/files.service.js';
 import type { WebhookForm } from '../webhooks/webhook-params.js';
 import type { PublicBinding } from '../webhooks/webhook-receiver.service.js';
@@ -40,6 +41,8 @@ export async function runWebhook(c: Container, r: WebhookRequest): Promise<Webho
     secret: r.form === 'public' ? r.secret : undefined,
     bound: r.bound,
     apiKey: r.form === 'key' ? apiKeyOf(r.headers, r.query) : undefined,
+    // Neither form authenticates with Authorization, so it may carry the end user's token (OIDC pre-auth).
+    userToken: userTokenOf(r.headers, true),
     query: r.query,
     body: r.body,
     files: r.files,

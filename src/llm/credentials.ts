@@ -18,7 +18,7 @@ export interface OrgSecretReader {
   reveal(organizationId: string, name: string): Promise<string | null | undefined>;
 }
 
-export type CredentialSource = 'agent' | 'organization_secret' | 'environment';
+export type CredentialSource = 'agent' | 'organization_secret' | 'environment' | 'pre_auth_token';
 
 export interface ResolvedCredential {
   apiKey: string;

@@ -73,12 +73,13 @@ export class LlmService {
   }
 
   /** Throws MissingCredentialsError or ProviderConfigError with a message fit for the task result. */
-  async resolve(agent: LlmAgentFields): Promise<ResolvedModel> {
+  /** `userToken`: the end user's OIDC pre-auth token, the call's credential instead of the stored ones (`use_oidc_pre_auth_token_for_llm`). */
+  async resolve(agent: LlmAgentFields, userToken?: string): Promise<ResolvedModel> {
     const { provider, modelName } = this.identify(agent);
     const baseUrl = typeof agent.llm_api_base === 'string' && agent.llm_api_base.trim() ? agent.llm_api_base.trim() : undefined;
     if (baseUrl && !/^https?:\/\//i.test(baseUrl)) throw new ProviderConfigError(`llm_api_base "${baseUrl}" is not an http(s) URL`);
     // The endpoint decides whether server-wide keys may be used (credentials.ts), so it is known first.
-    const credential = await this.deps.credentials.resolve(provider, agent, baseUrl);
+    const credential = userToken ? { apiKey: userToken, source: 'pre_auth_token' as const } : await this.deps.credentials.resolve(provider, agent, baseUrl);
     const headers = stringHeaders(agent.llm_extra_headers);
     const key = JSON.stringify([provider, modelName, baseUrl ?? null, credential.apiKey, headers]);
     let model = this.models.get(key);

@@ -21,6 +21,7 @@ import { runLimits } from './run-settings.js';
 import { RunAbortedError, type RunOutcome, type RunRequest, type TaskRunner } from './task-runner.js';
 import { addTokens, runToolLoop, type RunState } from './tool-loop.js';
 import { ToolBuildError, type RuntimeToolRegistry } from './tools/index.js';
+import { splitPreAuth } from '../auth/pre-auth-token.js';
 
 export interface AgentRunnerDeps {
   llm: LlmService;
@@ -74,7 +75,9 @@ export class AgentRunner implements TaskRunner {
       const id = this.deps.llm.identify(agent);
       provider = id.provider;
       modelName = id.modelName;
-      const resolved = await this.deps.llm.resolve(agent);
+      // The verified end-user token (OIDC pre-auth) is the run's, not a tool's: out of user_tokens, into its own slot.
+      const { tokens: userTokens, preAuthToken } = splitPreAuth(extras.userTokens);
+      const resolved = await this.deps.llm.resolve(agent, agent.use_oidc_pre_auth_token_for_llm === true ? preAuthToken : undefined);
 
       const runAgent = asRunContextAgent(agent);
       const toolCtx: ToolCallContext = {
@@ -82,7 +85,8 @@ export class AgentRunner implements TaskRunner {
         taskId: task.id,
         agentId: agent.id,
         signal: req.signal,
-        userTokens: extras.userTokens ?? {},
+        userTokens,
+        preAuthToken,
         userId: task.user_id ?? task.input.user?.id ?? undefined,
         emit: req.emit,
       };

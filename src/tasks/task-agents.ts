@@ -1,3 +1,5 @@
+import type { AgentAccess } from '../auth/agent-access.js';
+
 /**
  * What the tasks domain needs from the agents domain, as a narrow port: the container adapts the agents
  * service to it, so the queue and the worker never depend on how agents are stored.
@@ -24,6 +26,8 @@ export interface SubmittableAgent {
   status: string;
   version: number | 'draft';
   config: Readonly<Record<string, unknown>>;
+  /** Who may run it (src/auth/agent-access.ts); absent: anyone of the organization. */
+  access?: AgentAccess;
 }
 
 export interface TaskAgentDirectory {
@@ -32,6 +36,8 @@ export interface TaskAgentDirectory {
   /** Throws AppError not_found ("Agent not found", or the version's) when it does not exist in the organization. */
   getRunnable(organizationId: string, agentId: string, version?: number | 'draft'): Promise<RunnableAgent>;
   exists(organizationId: string, agentId: string): Promise<boolean>;
+  /** Who may see the agent and its tasks, deleted agents included; undefined when it never existed. */
+  accessOf(organizationId: string, agentId: string): Promise<AgentAccess | undefined>;
 }
 
 /** Claims allowed when the agent has no retry strategy: a crashed worker's task is still run again. */

@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.js';
 import type { SubmittableAgent } from './task-agents.js';
 /**
  * The task as the API shows it (CONTRACT section 6). Shared by the tasks service, the runtime,
@@ -113,6 +114,15 @@ export interface TaskSubmission {
   scheduleId?: string;
   /** A webhook caller's URL to call back with the signed notification when this run ends (docs/notifications.md). */
   callbackUrl?: string | null;
+  /**
+   * The authenticated caller of an API or key-form webhook invocation: it must be allowed to see the agent
+   * (`access_scope`, src/auth/agent-access.ts). Absent for public webhook URLs and sub-agent runs.
+   */
+  caller?: Principal;
+  /** Sub-agent runs: the calling agent, whose owner must own the called agent when that one is personal. */
+  parentAgentId?: string;
+  /** The end-user token presented with the invocation (unverified), for `use_oidc_pre_auth` agents (src/auth/pre-auth.service.ts). */
+  userToken?: string;
   /**
    * The agent as the caller already read it in this request (the webhook receiver checks it before submitting):
    * one snapshot per submission instead of a second read. Must be the version the submission names.

@@ -26,6 +26,8 @@ export interface TaskFilter {
   toMs?: number;
   /** Tasks made by one schedule's occurrences (src/schedules/). */
   scheduleId?: string;
+  /** Only tasks of agents this owner may see: organizational ones and its own personal ones (src/auth/agent-access.ts). */
+  visibleTo?: string;
 }
 
 /** The fields a continuation resets: a new run of the same conversation, back in the queue. */
@@ -170,6 +172,12 @@ export class TasksRepository {
     if (f.fromMs !== undefined) q = q.where('created_at', '>=', f.fromMs);
     if (f.toMs !== undefined) q = q.where('created_at', '<=', f.toMs);
     if (f.scheduleId !== undefined) q = q.where('schedule_id', '=', f.scheduleId);
+    if (f.visibleTo !== undefined) {
+      const owner = f.visibleTo;
+      q = q.where('agent_id', 'not in', (eb) =>
+        eb.selectFrom('agents').select('id').where('organization_id', '=', orgId).where('personal', '=', 1).where('owner', 'is not', null).where('owner', '!=', owner),
+      );
+    }
     const [rows, count] = await Promise.all([
       q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
       q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),

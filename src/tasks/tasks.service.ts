@@ -18,6 +18,9 @@ import { TaskSignals, Waker } from './task-signals.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskReport, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
 import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
 import { hasNulText, nulTextError } from '../lib/nul-text.js';
+import { canSeeAgent, listOwner } from '../auth/agent-access.js';
+import type { Principal } from '../auth/principal.js';
+import { admitSubmission, type InvocationPreAuth } from './submission-access.js';
 
 const DAY_MS = 86_400_000;
 const TITLE_CHARS = 80;
@@ -65,6 +68,13 @@ export interface TaskPage {
 export class TasksService implements TaskSubmitter {
   /** New tasks committed together: see GroupCommit. */
   private readonly intake = new GroupCommit<{ task: TaskRow; event: NewEventRow }, number>((items) => this.repo.insertNew(items), INTAKE_BATCH);
+
+  private preAuth?: InvocationPreAuth;
+
+  /** OIDC pre-auth of invocations (the container wires src/auth/pre-auth.service.ts). */
+  usePreAuth(preAuth: InvocationPreAuth): void {
+    this.preAuth = preAuth;
+  }
 
   constructor(
     private readonly repo: TasksRepository,
@@ -200,6 +210,7 @@ export class TasksService implements TaskSubmitter {
   private async prepare(s: TaskSubmission): Promise<Prepared> {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
     const agent = s.agent ?? (await this.agents.getSubmittable(s.organizationId, s.agentId, s.version));
+    const { user, userTokens } = await admitSubmission(s, agent, this.agents, this.preAuth);
     if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
     // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
     // a manager calling it as a sub-agent or a schedule is not a developer's call.
@@ -213,8 +224,8 @@ export class TasksService implements TaskSubmitter {
       source: s.sourceLabel ?? s.source,
       input_text: s.text,
       input_files: JSON.stringify(s.files ?? []),
-      input_user: s.user ? JSON.stringify(s.user) : null,
-      user_id: s.user?.id ?? null,
+      input_user: user ? JSON.stringify(user) : null,
+      user_id: user?.id ?? null,
       additional_context: s.additionalContext ?? null,
       expected_output: s.expectedOutput ?? null,
       instructions_override: s.instructionsOverride ?? null,
@@ -222,7 +233,7 @@ export class TasksService implements TaskSubmitter {
       output_format: s.outputFormat ?? (typeof cfg.output_format === 'string' ? cfg.output_format : null),
       output_schema: jsonOrNull(s.outputSchema ?? (isObject(cfg.output_schema) ? cfg.output_schema : null)),
       disable_attachment_injection: s.disableAttachmentInjection ? 1 : 0,
-      sealed_user_tokens: s.userTokens && Object.keys(s.userTokens).length ? this.secretBox.sealJson(s.userTokens) : null,
+      sealed_user_tokens: userTokens && Object.keys(userTokens).length ? this.secretBox.sealJson(userTokens) : null,
       max_attempts: strategies.maxAttempts,
       parent_execution: s.parentExecution ?? null,
       callback_url: s.callbackUrl ?? null,
@@ -290,29 +301,32 @@ export class TasksService implements TaskSubmitter {
     });
   }
 
-  async get(organizationId: string, taskId: string): Promise<Task> {
-    const row = await this.findAccepted(organizationId, taskId);
+  /** `viewer` (the API's caller): tasks of another's personal agent are answered as missing (src/auth/agent-access.ts). */
+  async get(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
+    const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
     return this.present(row);
   }
 
-  async list(organizationId: string, filter: TaskFilter, page: number, perPage: number): Promise<TaskPage> {
+  async list(organizationId: string, filter: TaskFilter, page: number, perPage: number, viewer?: Principal): Promise<TaskPage> {
     await this.inbox.settle();
-    const { rows, total } = await this.repo.list(organizationId, filter, (page - 1) * perPage, perPage);
+    const owner = viewer && listOwner(viewer);
+    const { rows, total } = await this.repo.list(organizationId, { ...filter, ...(owner !== undefined && { visibleTo: owner }) }, (page - 1) * perPage, perPage);
     const children = await this.repo.children(organizationId, rows.map((r) => r.id));
     return { items: rows.map((r) => presentTask(r, children.get(r.id) ?? [])), total };
   }
 
   /** Tasks of one agent; an agent that never existed is a 404, a deleted agent's tasks stay readable. */
-  async listForAgent(organizationId: string, agentId: string, filter: TaskFilter, page: number, perPage: number): Promise<TaskPage> {
+  async listForAgent(organizationId: string, agentId: string, filter: TaskFilter, page: number, perPage: number, viewer?: Principal): Promise<TaskPage> {
+    if (viewer && !canSeeAgent(viewer, await this.agents.accessOf(organizationId, agentId))) throw AppError.notFound('Agent');
     const out = await this.list(organizationId, { ...filter, agentId }, page, perPage);
     if (out.total === 0 && !(await this.agents.exists(organizationId, agentId))) throw AppError.notFound('Agent');
     return out;
   }
 
   /** Idempotent: a final task is returned as it is; an active one ends `stopped` and its worker aborts. */
-  async stop(organizationId: string, taskId: string): Promise<Task> {
-    const row = await this.findAccepted(organizationId, taskId);
+  async stop(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
+    const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
     if (FINAL_STATUSES.has(row.status as TaskStatus)) return this.present(row);
     const now = this.clock.now();
@@ -350,8 +364,8 @@ export class TasksService implements TaskSubmitter {
     return (await this.agents.getRunnable(row.organization_id, row.agent_id, version).catch(() => undefined))?.config;
   }
 
-  async delete(organizationId: string, taskId: string): Promise<void> {
-    const row = await this.findAccepted(organizationId, taskId);
+  async delete(organizationId: string, taskId: string, viewer?: Principal): Promise<void> {
+    const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
     // Stopping first moves the fence, so the worker running it aborts and can write nothing more.
     if (!FINAL_STATUSES.has(row.status as TaskStatus)) await this.stop(organizationId, taskId);
@@ -359,14 +373,14 @@ export class TasksService implements TaskSubmitter {
     this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
   }
 
-  async thread(organizationId: string, taskId: string): Promise<ThreadMessage[]> {
-    if (!(await this.findAccepted(organizationId, taskId))) throw AppError.notFound('Task');
+  async thread(organizationId: string, taskId: string, viewer?: Principal): Promise<ThreadMessage[]> {
+    if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
     return (await this.repo.thread(organizationId, taskId)).map(presentMessage);
   }
 
   /** The whole trace so far. */
-  async events(organizationId: string, taskId: string): Promise<TaskEvent[]> {
-    if (!(await this.findAccepted(organizationId, taskId))) throw AppError.notFound('Task');
+  async events(organizationId: string, taskId: string, viewer?: Principal): Promise<TaskEvent[]> {
+    if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
     const out: TaskEvent[] = [];
     for (let after = 0; ; ) {
       const batch = await this.repo.events(organizationId, taskId, after, EVENT_BATCH);
@@ -377,8 +391,8 @@ export class TasksService implements TaskSubmitter {
   }
 
   /** Checks the task exists (a 404 before any streaming starts). */
-  async assertExists(organizationId: string, taskId: string): Promise<void> {
-    if (!(await this.findAccepted(organizationId, taskId))) throw AppError.notFound('Task');
+  async assertExists(organizationId: string, taskId: string, viewer?: Principal): Promise<void> {
+    if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
   }
 
   /**
@@ -412,16 +426,28 @@ export class TasksService implements TaskSubmitter {
     }
   }
 
-  approve(organizationId: string, taskId: string): Promise<Task> {
-    return this.decide(organizationId, taskId, 'approved');
+  approve(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
+    return this.decide(organizationId, taskId, 'approved', viewer);
   }
 
-  reject(organizationId: string, taskId: string): Promise<Task> {
-    return this.decide(organizationId, taskId, 'rejected');
+  reject(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
+    return this.decide(organizationId, taskId, 'rejected', viewer);
   }
 
-  private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected'): Promise<Task> {
+  /** Whether the task exists and the viewer may see its agent (the router's personal-scope check). */
+  async visibleTo(viewer: Principal, taskId: string): Promise<boolean> {
+    return (await this.findVisible(viewer.organizationId, taskId, viewer)) !== undefined;
+  }
+
+  /** The task, unless the viewer may not see its agent (another's personal agent, deleted or not). */
+  private async findVisible(organizationId: string, taskId: string, viewer?: Principal): Promise<TaskRow | undefined> {
     const row = await this.findAccepted(organizationId, taskId);
+    if (!row || !viewer || viewer.role === 'admin') return row;
+    return canSeeAgent(viewer, await this.agents.accessOf(organizationId, row.agent_id)) ? row : undefined;
+  }
+
+  private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected', viewer?: Principal): Promise<Task> {
+    const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
     const now = this.clock.now();
     const decided = await this.repo.transaction(async (trx) => {

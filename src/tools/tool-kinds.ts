@@ -59,6 +59,8 @@ export interface ToolCallContext {
   signal: AbortSignal;
   /** MCP graph item id -> token, from the invocation (never stored). */
   userTokens: Record<string, string>;
+  /** The end user's verified OIDC pre-auth token, when the agent uses pre-auth (handed to sub-agents, and to MCP with `oidc_pre_auth_token_mcp_audience`). */
+  preAuthToken?: string;
   /**
    * The id of the user the task runs for (`task.user_id`, else `input.user.id`), when known. Selects the user's
    * stored OAuth tokens of oauth2 registry MCP servers when `userTokens` has none for the server's graph item.

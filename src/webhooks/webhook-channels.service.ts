@@ -1,4 +1,6 @@
 import { AppError } from '../errors.js';
+import { canSeeAgent } from '../auth/agent-access.js';
+import type { Principal } from '../auth/principal.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken, UUID_RE } from '../lib/ids.js';
 import { setBounded } from '../lib/bounded-map.js';
@@ -49,30 +51,30 @@ export class WebhookChannelsService {
     private readonly clock: Clock,
   ) {}
 
-  async get(organizationId: string, agentId: string): Promise<WebhookSettings> {
-    await this.requireAgent(organizationId, agentId);
+  async get(organizationId: string, agentId: string, viewer?: Principal): Promise<WebhookSettings> {
+    await this.requireAgent(organizationId, agentId, viewer);
     const channel = await this.repo.find(organizationId, agentId);
     return this.settings(agentId, channel ? this.maskedUrl() : null);
   }
 
   /** Idempotent: an enabled channel keeps its secret (and its URL keeps working). */
-  async enable(organizationId: string, agentId: string): Promise<WebhookSettings> {
-    await this.requireAgent(organizationId, agentId);
+  async enable(organizationId: string, agentId: string, viewer?: Principal): Promise<WebhookSettings> {
+    await this.requireAgent(organizationId, agentId, viewer);
     const secret = randomToken(SECRET_BYTES);
     const created = await this.repo.insertIfAbsent(organizationId, agentId, sha256Hex(secret), this.clock.now());
     return this.settings(agentId, created ? this.publicUrl(secret) : this.maskedUrl());
   }
 
   /** A new secret; the old URL fails from the moment this returns. Enables the channel when it was disabled. */
-  async regenerate(organizationId: string, agentId: string): Promise<WebhookSettings> {
-    await this.requireAgent(organizationId, agentId);
+  async regenerate(organizationId: string, agentId: string, viewer?: Principal): Promise<WebhookSettings> {
+    await this.requireAgent(organizationId, agentId, viewer);
     const secret = randomToken(SECRET_BYTES);
     await this.repo.upsertSecret(organizationId, agentId, sha256Hex(secret), this.clock.now());
     return this.settings(agentId, this.publicUrl(secret));
   }
 
-  async disable(organizationId: string, agentId: string): Promise<WebhookSettings> {
-    await this.requireAgent(organizationId, agentId);
+  async disable(organizationId: string, agentId: string, viewer?: Principal): Promise<WebhookSettings> {
+    await this.requireAgent(organizationId, agentId, viewer);
     await this.repo.delete(organizationId, agentId);
     return this.settings(agentId, null);
   }
@@ -101,8 +103,10 @@ export class WebhookChannelsService {
     return hash;
   }
 
-  private async requireAgent(organizationId: string, agentId: string): Promise<void> {
-    if (!UUID_RE.test(agentId) || !(await this.agents.find(organizationId, agentId))) throw AppError.notFound('Agent');
+  /** With a viewer (the API's caller), another's personal agent is as missing as an unknown one. */
+  private async requireAgent(organizationId: string, agentId: string, viewer?: Principal): Promise<void> {
+    const agent = UUID_RE.test(agentId) ? await this.agents.find(organizationId, agentId) : undefined;
+    if (!agent || (viewer && !canSeeAgent(viewer, agent.access))) throw AppError.notFound('Agent');
   }
 
   private settings(agentId: string, url: string | null): WebhookSettings {

@@ -1,4 +1,8 @@
 import type { AuthService } from '../auth/auth.service.js';
+import { canSeeAgent } from '../auth/agent-access.js';
+import type { Principal } from '../auth/principal.js';
+import type { RateLimits } from '../auth/rate-limiter.js';
+import { roleAllows, roleRefusal } from '../auth/roles.js';
 import { AppError } from '../errors.js';
 import type { FilesService, IncomingFile, StoredFile } from '../files/files.service.js';
 import type { Logger } from '../lib/logger.js';
@@ -17,6 +21,8 @@ export interface WebhookCall {
   bound?: PublicBinding;
   /** Key form: `x-api-key` from the header or the query string. */
   apiKey?: string;
+  /** The end user's token (`x-user-token`, or `Authorization: Bearer`), for `use_oidc_pre_auth` agents. */
+  userToken?: string;
   query: Record<string, unknown>;
   body: Record<string, unknown>;
   files: IncomingFile[];
@@ -56,6 +62,8 @@ export class WebhookReceiver {
     private readonly tasks: TaskSubmitter,
     private readonly syncTimeoutMs: number,
     private readonly log: Logger,
+    /** Per public URL and per key (docs/access.md); absent: no limits. */
+    private readonly limits?: RateLimits,
   ) {}
 
   async invoke(call: WebhookCall): Promise<WebhookAnswer> {
@@ -77,6 +85,7 @@ export class WebhookReceiver {
       user: params.user,
       additionalContext: params.context ? JSON.stringify(params.context) : null,
       userTokens: params.userTokens,
+      userToken: call.userToken,
       disableAttachmentInjection: params.disableAttachmentInjection,
       awaited: !params.asynchronous,
       callbackUrl: params.callbackUrl,
@@ -104,6 +113,9 @@ export class WebhookReceiver {
   async resolvePublic(secret: string | undefined): Promise<PublicBinding> {
     const bound = secret ? await this.channels.resolveSecret(secret) : undefined;
     if (!bound) throw new AppError('unauthenticated', 'API key not specified');
+    // Before the body is read: a leaked URL flooded past its limit costs neither a body nor a query (the limiter
+    // answers from memory while the shared bucket is known to be empty).
+    await this.limits?.forPublicWebhook(bound);
     return bound;
   }
 
@@ -121,19 +133,27 @@ export class WebhookReceiver {
   private async authenticate(call: WebhookCall): Promise<{ organizationId: string; agentId: string; agent: WebhookAgent }> {
     let organizationId: string;
     let agentId: string;
+    let caller: Principal | undefined;
     if (call.form === 'public') {
       ({ organizationId, agentId } = call.bound ?? (await this.resolvePublic(call.secret)));
     } else {
       const id = firstString(call.query.agent_id) ?? firstString(call.body.agent_id);
       if (!id) throw new AppError('bad_request', 'agent_id is required');
       if (!call.apiKey) throw new AppError('unauthenticated', 'API key not specified');
-      ({ organizationId } = await this.auth.byApiKey(call.apiKey));
+      caller = await this.auth.byApiKey(call.apiKey);
+      organizationId = caller.organizationId;
       agentId = id;
+      await this.limits?.forPrincipal(caller);
+      // Running an agent is a member's right, as on POST /v1/agents/{id}/invoke.
+      if (!roleAllows(caller.role, 'member')) throw new AppError('forbidden', roleRefusal(caller.role, 'member'));
     }
     const agent = await this.findAgent(call.form, organizationId, agentId);
     // A public URL whose agent is gone is as dead as a revoked one. In key form spec 7.2 has no 404: a valid key of an
-    // organization without that agent (another organization's agent, or none) is not a key for it.
-    if (!agent) throw call.form === 'public' ? new AppError('unauthenticated', 'API key not specified') : new AppError('forbidden', 'Invalid API key');
+    // organization without that agent (another organization's agent, or none) is not a key for it, and another's
+    // personal agent is as missing as none.
+    if (!agent || (caller && !canSeeAgent(caller, agent.access))) {
+      throw call.form === 'public' ? new AppError('unauthenticated', 'API key not specified') : new AppError('forbidden', 'Invalid API key');
+    }
     if (!agent.developerAccess || agent.status === 'INACTIVE') throw new AppError('forbidden', 'Invalid API key');
     return { organizationId, agentId, agent };
   }

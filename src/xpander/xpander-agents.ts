@@ -30,10 +30,11 @@ export class XpanderAgents {
     private readonly invoker: OperationInvoker,
   ) {}
 
-  async list(organizationId: string): Promise<Record<string, unknown>[]> {
+  /** Every agent the caller may see (personal agents of others are left out, as on /v1). */
+  async list(viewer: Principal): Promise<Record<string, unknown>[]> {
     const out: Record<string, unknown>[] = [];
     for (let page = 1; out.length < LIST_MAX; page++) {
-      const { items, total_pages } = await this.agents.listFull(organizationId, page, LIST_PAGE);
+      const { items, total_pages } = await this.agents.listFull(viewer, page, LIST_PAGE);
       out.push(...items.map(presentXpanderAgentListItem));
       if (page >= total_pages) break;
     }

@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.js';
 import { AppError } from '../errors.js';
 import type { TasksService } from '../tasks/tasks.service.js';
 import type { Task, TaskEvent, TaskSubmission } from '../tasks/task.types.js';
@@ -66,8 +67,9 @@ export class XpanderTasks {
     return items.map(presentXpanderTaskListItem);
   }
 
-  async historyOfUser(organizationId: string, userId: string, q: HistoryQuery): Promise<XTask[]> {
-    const { items } = await this.tasks.list(organizationId, { ...filterOf(q), userId }, q.page, q.per_page);
+  /** Across agents: tasks of personal agents the caller may not see are left out, as on /v1/tasks. */
+  async historyOfUser(viewer: Principal, userId: string, q: HistoryQuery): Promise<XTask[]> {
+    const { items } = await this.tasks.list(viewer.organizationId, { ...filterOf(q), userId }, q.page, q.per_page, viewer);
     return items.map(presentXpanderTaskListItem);
   }
 

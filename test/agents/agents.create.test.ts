@@ -94,7 +94,8 @@ const SYSTEM_FIELDS = ['id', 'organization_id', 'status', 'version', 'webhook_ur
 describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp(kind);
+    // OIDC pre-auth settings need an issuer on the server (docs/access.md); none is contacted at create.
+    t = await createTestApp(kind, { env: { AGENTRY_OIDC_PRE_AUTH_ISSUER: 'https://issuer.example.com' } });
   });
   afterAll(async () => t?.close());
 
@@ -264,7 +265,7 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
 
   it('requires use_oidc_pre_auth for use_oidc_pre_auth_token_for_llm', async () => {
     expectIssue(await t.req('POST', '/v1/agents', { name: 'oidc', use_oidc_pre_auth_token_for_llm: true }), ['body', 'use_oidc_pre_auth_token_for_llm'], 'value_error');
-    await createAgent(t, { use_oidc_pre_auth: true, use_oidc_pre_auth_token_for_llm: true });
+    await createAgent(t, { use_oidc_pre_auth: true, pre_auth_audiences: ['app'], use_oidc_pre_auth_token_for_llm: true });
   });
 
   it('keeps llm_credentials write-only: sealed at rest, "********" in every response', async () => {

@@ -30,6 +30,11 @@ export async function createTestEnv(kind: DbKind, extraEnv: Record<string, strin
     AGENTRY_LOG_LEVEL: process.env.AGENTRY_TEST_LOG_LEVEL ?? 'silent',
     AGENTRY_MASTER_KEY: 'a'.repeat(64),
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
+    // Suites send bursts far above the production defaults; test/auth/rate-limits.test.ts sets its own limits.
+    AGENTRY_RATE_LIMIT_KEY_PER_SECOND: '1000000',
+    AGENTRY_RATE_LIMIT_KEY_BURST: '1000000',
+    AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND: '1000000',
+    AGENTRY_RATE_LIMIT_WEBHOOK_BURST: '1000000',
     ...extraEnv,
   };
   return {

@@ -1,4 +1,6 @@
+import type { FastifyRequest } from 'fastify';
 import type { Container } from '../../container.js';
+import { userTokenOf } from '../../auth/pre-auth-token.js';
 import type { Principal } from '../../auth/principal.js';
 import type { TaskSubmission } from '../../tasks/task.types.js';
 import { AgentIdParams, InvokeBody, InvokeQuery } from '../../tasks/tasks.schemas.js';
@@ -11,33 +13,36 @@ const SyncInvokeQuery = InvokeQuery.extend({ asynchronous: qs.bool().default(fal
 export function invokeRoutes(router: Router, c: Container): void {
   const spec = { body: InvokeBody, query: InvokeQuery, params: AgentIdParams, tags: ['tasks'] };
 
-  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result (asynchronous=true: the pending task)', ...spec, query: SyncInvokeQuery }, async ({ principal, body, query, params, reply }) => {
+  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result (asynchronous=true: the pending task)', ...spec, query: SyncInvokeQuery }, async ({ principal, body, query, params, request, reply }) => {
     // xpander's clients ask the plain invoke route for an asynchronous run with ?asynchronous=true (issue 25).
-    if (query.asynchronous) return c.tasks.submit(submission(principal, params.agent_id, body, query.version));
-    const task = await c.tasks.submit({ ...submission(principal, params.agent_id, body, query.version), awaited: true });
+    if (query.asynchronous) return c.tasks.submit(submission(principal, params.agent_id, body, query.version, request));
+    const task = await c.tasks.submit({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true });
     // A caller that hung up stops the wait (not the task, which is committed and runs on).
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
     return c.tasks.waitForFinal(principal.organizationId, task.id, { timeoutMs: c.config.syncTimeoutMs, signal: gone.signal });
   });
 
-  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, ({ principal, body, query, params }) =>
-    c.tasks.submit(submission(principal, params.agent_id, body, query.version)),
+  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, ({ principal, body, query, params, request }) =>
+    c.tasks.submit(submission(principal, params.agent_id, body, query.version, request)),
   );
 
   router.route(
     { method: 'POST', url: '/v1/agents/:agent_id/invoke/stream', summary: 'Invoke an agent; streams the run as Server-Sent Events', ...spec },
     async ({ principal, body, query, params, request, reply }) => {
-      const { task, cursor } = await c.tasks.enqueue({ ...submission(principal, params.agent_id, body, query.version), awaited: true });
+      const { task, cursor } = await c.tasks.enqueue({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true });
       return sendEventStream(request, reply, (signal) => c.tasks.follow(principal.organizationId, task.id, cursor, signal));
     },
   );
 }
 
-function submission(principal: Principal, agentId: string, body: InvokeBody, version: number | 'draft' | undefined): TaskSubmission {
+function submission(principal: Principal, agentId: string, body: InvokeBody, version: number | 'draft' | undefined, request: FastifyRequest): TaskSubmission {
   return {
+    // With an API key in x-api-key, Authorization may carry the end user's token (OIDC pre-auth).
+    userToken: userTokenOf(request.headers, principal.kind === 'api_key'),
     organizationId: principal.organizationId,
     agentId,
+    caller: principal,
     taskId: body.id ?? undefined,
     version,
     source: 'api',

@@ -16,14 +16,14 @@ export function secretsRoutes(router: Router, c: Container): void {
     c.secrets.get(principal.organizationId, params.secret_name),
   );
   router.route(
-    { method: 'PUT', url: '/v1/secrets/:secret_name', summary: 'Create or replace a secret (201 created, 200 replaced)', tags, params: SecretParams, body: PutSecretBody, response: SecretView },
+    { method: 'PUT', url: '/v1/secrets/:secret_name', summary: 'Create or replace a secret (201 created, 200 replaced)', tags, role: 'admin', params: SecretParams, body: PutSecretBody, response: SecretView },
     async ({ principal, params, body, reply }) => {
       const { secret, created } = await c.secrets.put(principal.organizationId, params.secret_name, body.value, body.description);
       reply.code(created ? 201 : 200);
       return secret;
     },
   );
-  router.route({ method: 'DELETE', url: '/v1/secrets/:secret_name', summary: 'Delete a secret', tags, params: SecretParams, status: 204 }, async ({ principal, params, reply }) => {
+  router.route({ method: 'DELETE', url: '/v1/secrets/:secret_name', summary: 'Delete a secret', tags, role: 'admin', params: SecretParams, status: 204 }, async ({ principal, params, reply }) => {
     await c.secrets.delete(principal.organizationId, params.secret_name);
     return reply.code(204).send();
   });

@@ -10,7 +10,7 @@ export function webhookChannelRoutes(router: Router, c: Container): void {
   const tags = ['webhooks'];
   router.route(
     { method: 'GET', url: '/v1/agents/:agent_id/webhook', summary: 'Webhook channel settings', tags, params: AgentParams, response: Settings },
-    ({ principal, params }) => c.webhookChannels.get(principal.organizationId, params.agent_id),
+    ({ principal, params }) => c.webhookChannels.get(principal.organizationId, params.agent_id, principal),
   );
   router.route(
     {
@@ -21,7 +21,7 @@ export function webhookChannelRoutes(router: Router, c: Container): void {
       params: AgentParams,
       response: Settings,
     },
-    ({ principal, params }) => c.webhookChannels.enable(principal.organizationId, params.agent_id),
+    ({ principal, params }) => c.webhookChannels.enable(principal.organizationId, params.agent_id, principal),
   );
   router.route(
     {
@@ -32,10 +32,10 @@ export function webhookChannelRoutes(router: Router, c: Container): void {
       params: AgentParams,
       response: Settings,
     },
-    ({ principal, params }) => c.webhookChannels.regenerate(principal.organizationId, params.agent_id),
+    ({ principal, params }) => c.webhookChannels.regenerate(principal.organizationId, params.agent_id, principal),
   );
   router.route(
     { method: 'DELETE', url: '/v1/agents/:agent_id/webhook', summary: 'Disable the public webhook URL', tags, params: AgentParams, response: Settings },
-    ({ principal, params }) => c.webhookChannels.disable(principal.organizationId, params.agent_id),
+    ({ principal, params }) => c.webhookChannels.disable(principal.organizationId, params.agent_id, principal),
   );
 }

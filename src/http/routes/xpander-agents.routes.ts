@@ -30,8 +30,8 @@ export function xpanderAgentsRoutes(router: Router, c: Container): void {
   const x = c.xpander.agents;
 
   // The CLI's first call; the SDK's Agents.list calls /agents/list. Bare arrays, not pages.
-  router.route({ method: 'GET', url: '/v1/agents/list', summary: 'All agents (xpander CLI)', tags }, ({ principal }) => x.list(principal.organizationId));
-  router.route({ method: 'GET', url: '/agents/list', summary: 'All agents (xpander SDK)', tags, auth: true }, ({ principal }) => x.list(principal.organizationId));
+  router.route({ method: 'GET', url: '/v1/agents/list', summary: 'All agents (xpander CLI)', tags }, ({ principal }) => x.list(principal));
+  router.route({ method: 'GET', url: '/agents/list', summary: 'All agents (xpander SDK)', tags, auth: true }, ({ principal }) => x.list(principal));
 
   router.route(
     { method: 'GET', url: '/agents/:agent_id', summary: 'The published agent (or the x-agent-version one) with its tool definitions (xpander SDK)', tags, params: AgentIdParams, auth: true },

@@ -16,7 +16,7 @@ export function xpanderTasksRoutes(router: Router, c: Container): void {
   );
   router.route(
     { method: 'GET', url: '/agent-execution/executions/history/user/:user_id', summary: "A user's tasks, newest first (xpander SDK)", tags, params: UserIdParams, query: HistoryQuery, auth: true },
-    ({ principal, params, query }) => x.historyOfUser(principal.organizationId, params.user_id, query),
+    ({ principal, params, query }) => x.historyOfUser(principal, params.user_id, query),
   );
   router.route(
     { method: 'POST', url: '/agent-execution/:agent_id', summary: 'Create a task (asynchronous invocation; x-agent-version honoured) (xpander SDK)', tags, params: AgentIdParams, body: CreateExecutionBody, auth: true },

@@ -1,3 +1,4 @@
+import { withPreAuth } from '../../auth/pre-auth-token.js';
 import { FINAL_STATUSES, type Task, type TaskSubmitter } from '../../tasks/task.types.js';
 import type { GraphItem, RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 import { toolName } from './index.js';
@@ -77,7 +78,8 @@ export class AgentToolProvider implements RuntimeToolProvider {
       text: String(args.input ?? ''),
       additionalContext: typeof args.additional_context === 'string' ? args.additional_context : null,
       parentExecution: ctx.taskId,
-      userTokens: ctx.userTokens,
+      parentAgentId: ctx.agentId,
+      userTokens: withPreAuth(ctx.userTokens, ctx.preAuthToken),
       // The child acts for the same person: its trace shows the user, and their stored MCP tokens apply.
       user: ctx.userId ? { id: ctx.userId } : null,
       awaited: true,

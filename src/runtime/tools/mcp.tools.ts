@@ -32,10 +32,13 @@ export class McpToolProvider implements RuntimeToolProvider {
 
   async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
     const items = agent.graph.filter((g) => g.type === 'mcp' && g.item_id);
-    return (await Promise.all(items.map((item) => this.toolsFor(item, ctx)))).flat();
+    // OIDC pre-auth: with `oidc_pre_auth_token_mcp_audience`, the end user's token is the OAuth token of oauth2 servers
+    // the invocation's user_tokens do not name (verified to carry that audience: src/auth/pre-auth.service.ts).
+    const preAuth = typeof agent.oidc_pre_auth_token_mcp_audience === 'string' ? ctx.preAuthToken : undefined;
+    return (await Promise.all(items.map((item) => this.toolsFor(item, ctx, preAuth)))).flat();
   }
 
-  private async toolsFor(item: GraphItem, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+  private async toolsFor(item: GraphItem, ctx: ToolCallContext, preAuth: string | undefined): Promise<RuntimeTool[]> {
     const itemId = item.id ?? item.item_id;
     const label = item.name ?? (mcpSettingsOf(item).name as string | undefined) ?? itemId;
     let settings: McpServerSettings;
@@ -49,7 +52,7 @@ export class McpToolProvider implements RuntimeToolProvider {
     let token: string | undefined;
     let tokenSource: 'user_tokens' | 'stored' | undefined;
     if (settings.authType === 'oauth2') {
-      token = ctx.userTokens[itemId] ?? ctx.userTokens[item.item_id];
+      token = ctx.userTokens[itemId] ?? ctx.userTokens[item.item_id] ?? preAuth;
       if (token) tokenSource = 'user_tokens';
       const registryId = mcpSettingsOf(item).mcp_id;
       let expired = '';

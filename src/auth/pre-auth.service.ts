@@ -1,0 +1,150 @@
+import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { SafeFetch } from '../net/index.js';
+import type { TaskUser } from '../tasks/task.types.js';
+import { userTokenOf } from './pre-auth-token.js';
+
+export interface PreAuthSettings {
+  /** The OIDC issuer end-user tokens must come from (`iss`). */
+  issuer: string;
+  /** Its JWKS; default: `jwks_uri` of `<issuer>/.well-known/openid-configuration`. */
+  jwksUrl?: string;
+}
+
+/** The agent settings this reads (spec 2.1). */
+export interface PreAuthAgentFields {
+  use_oidc_pre_auth?: unknown;
+  pre_auth_audiences?: unknown;
+  use_oidc_pre_auth_token_for_llm?: unknown;
+  oidc_pre_auth_token_llm_audience?: unknown;
+  oidc_pre_auth_token_mcp_audience?: unknown;
+}
+
+export interface VerifiedUser {
+  /** The token as presented: the run hands it on (LLM credential, MCP OAuth token) when the agent says so. */
+  token: string;
+  /** The task's user, from the claims: sub, email, given_name, family_name. */
+  user: TaskUser;
+  claims: JWTPayload;
+}
+
+/** A JWT is a few hundred bytes to a few KB; anything far larger is not one worth verifying. */
+const MAX_TOKEN_CHARS = 16_384;
+const CLOCK_TOLERANCE_S = 30;
+
+export const userTokenMissing = () => new AppError('unauthenticated', 'User token not specified');
+const userTokenInvalid = (why?: string) => new AppError('forbidden', why ? `Invalid user token: ${why}` : 'Invalid user token');
+
+/**
+ * OIDC pre-auth (spec 2.1 `use_oidc_pre_auth`): every invocation of such an agent carries an end-user token, verified
+ * here against the configured issuer's JWKS (fetched through the egress policy, cached by jose) with the agent's
+ * `pre_auth_audiences`. One entry point for every transport: `verify(agent, headers)` (REST invoke, both webhook
+ * forms, and any later inbound protocol) or `verifyToken(agent, token)` where the token was already taken out.
+ */
+export class PreAuthService {
+  private jwks?: Promise<JWTVerifyGetKey>;
+
+  constructor(
+    private readonly settings: PreAuthSettings | undefined,
+    private readonly fetch: SafeFetch,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Create and PATCH: refuses (422) a configuration an invocation could not honour. */
+  checkConfig(cfg: PreAuthAgentFields): void {
+    const on = cfg.use_oidc_pre_auth === true;
+    const audiences = Array.isArray(cfg.pre_auth_audiences) ? cfg.pre_auth_audiences : [];
+    if (on && !this.settings) {
+      throw AppError.invalid(['body', 'use_oidc_pre_auth'], 'use_oidc_pre_auth needs the server setting AGENTRY_OIDC_PRE_AUTH_ISSUER (the issuer of end-user tokens)');
+    }
+    if (on && audiences.length === 0) throw AppError.invalid(['body', 'pre_auth_audiences'], 'use_oidc_pre_auth needs at least one audience in pre_auth_audiences');
+    if (!on && audiences.length > 0) throw AppError.invalid(['body', 'pre_auth_audiences'], 'pre_auth_audiences requires use_oidc_pre_auth');
+    if (!on && typeof cfg.oidc_pre_auth_token_mcp_audience === 'string') {
+      throw AppError.invalid(['body', 'oidc_pre_auth_token_mcp_audience'], 'oidc_pre_auth_token_mcp_audience requires use_oidc_pre_auth');
+    }
+    if (cfg.use_oidc_pre_auth_token_for_llm !== true && typeof cfg.oidc_pre_auth_token_llm_audience === 'string') {
+      throw AppError.invalid(['body', 'oidc_pre_auth_token_llm_audience'], 'oidc_pre_auth_token_llm_audience requires use_oidc_pre_auth_token_for_llm');
+    }
+  }
+
+  /** The verified end user of an invocation, or undefined when the agent does not use pre-auth. */
+  verify(agent: PreAuthAgentFields, headers: Record<string, string | string[] | undefined>, opts: { authorizationIsFree: boolean }): Promise<VerifiedUser | undefined> {
+    return this.verifyToken(agent, userTokenOf(headers, opts.authorizationIsFree));
+  }
+
+  /** 401 without a token, 403 with a wrong one, 503 when the issuer's keys cannot be fetched. */
+  async verifyToken(agent: PreAuthAgentFields, token: string | undefined): Promise<VerifiedUser | undefined> {
+    if (agent.use_oidc_pre_auth !== true) return undefined;
+    if (!this.settings) throw new AppError('unavailable', 'OIDC pre-auth is not configured on this server (AGENTRY_OIDC_PRE_AUTH_ISSUER)', { retryAfter: 60 });
+    if (!token) throw userTokenMissing();
+    if (token.length > MAX_TOKEN_CHARS) throw userTokenInvalid();
+    const audiences = (Array.isArray(agent.pre_auth_audiences) ? agent.pre_auth_audiences : []).filter((a): a is string => typeof a === 'string');
+    if (audiences.length === 0) throw userTokenInvalid();
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(token, await this.keys(), {
+        issuer: this.settings.issuer,
+        audience: audiences,
+        currentDate: new Date(this.clock.now()),
+        clockTolerance: CLOCK_TOLERANCE_S,
+        requiredClaims: ['sub', 'exp'],
+      }));
+    } catch (e) {
+      throw this.failure(e);
+    }
+    // The token is handed on as it is (no exchange): it must also be meant for where it goes.
+    const aud = Array.isArray(claims.aud) ? claims.aud : claims.aud ? [claims.aud] : [];
+    for (const field of ['oidc_pre_auth_token_llm_audience', 'oidc_pre_auth_token_mcp_audience'] as const) {
+      const want = agent[field];
+      if (field === 'oidc_pre_auth_token_llm_audience' && agent.use_oidc_pre_auth_token_for_llm !== true) continue;
+      if (typeof want === 'string' && !aud.includes(want)) throw userTokenInvalid(`not issued for the audience ${want}`);
+    }
+    return { token, user: userOf(claims), claims };
+  }
+
+  private keys(): Promise<JWTVerifyGetKey> {
+    this.jwks ??= this.discover().catch((e) => {
+      this.jwks = undefined;
+      throw e;
+    });
+    return this.jwks;
+  }
+
+  private async discover(): Promise<JWTVerifyGetKey> {
+    const s = this.settings!;
+    let url = s.jwksUrl;
+    if (!url) {
+      const res = await this.fetch(`${s.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5000) });
+      if (!res.ok) throw new Error(`OIDC discovery answered ${res.status}`);
+      const doc = (await res.json()) as { jwks_uri?: unknown };
+      if (typeof doc.jwks_uri !== 'string') throw new Error('OIDC discovery document has no jwks_uri');
+      url = doc.jwks_uri;
+    }
+    // jose caches the keys and refetches (at most every 30 s) when a token names a key id it does not know.
+    return createRemoteJWKSet(new URL(url), { timeoutDuration: 5000, [customFetch]: (u, init) => this.fetch(u, init as RequestInit) });
+  }
+
+  private failure(e: unknown): AppError {
+    if (e instanceof AppError) return e;
+    // A bare JOSEError is jose's "the JWKS endpoint did not answer 200 with a key set": the issuer's trouble, not the token's.
+    if (e instanceof errors.JWKSTimeout || !(e instanceof errors.JOSEError) || e.constructor === errors.JOSEError) {
+      return new AppError('unavailable', "The OIDC issuer's keys could not be fetched; retry later", { retryAfter: 5, cause: e });
+    }
+    if (e instanceof errors.JWTExpired) return userTokenInvalid('expired');
+    if (e instanceof errors.JWTClaimValidationFailed) return userTokenInvalid(`the ${e.claim} claim does not match`);
+    return userTokenInvalid();
+  }
+}
+
+/** The claims that are present; the caller's own user fields fill only what the token does not say. */
+function userOf(c: JWTPayload): TaskUser {
+  const user: TaskUser = { id: c.sub };
+  const set = (k: keyof TaskUser, v: unknown) => {
+    if (typeof v === 'string' && v) user[k] = v;
+  };
+  set('email', c.email);
+  set('first_name', c.given_name);
+  set('last_name', c.family_name);
+  return user;
+}
