@@ -66,6 +66,7 @@ import { KnowledgeIndexer } from './knowledge/knowledge.indexer.js';
 import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
+import { registerExternalAgents } from './external-agents/external-agents.module.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -272,6 +273,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   agents.useKnowledgeBaseLookup(knowledge);
   runtime.tools.register('knowledge', new KnowledgeToolProvider(knowledge));
   runtime.context.register('knowledge', new KnowledgeContext(knowledge));
+
+  // --- external agents (issue 22): `a2a` and `curl` agent types run through their own runners
+  registerExternalAgents(runtime, { fetch: safeFetch as typeof globalThis.fetch, secrets: (org, name) => secrets.reveal(org, name), clock, log, schemaChecker });
 
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');

@@ -14,6 +14,7 @@ import { AgentToolsResolver, mergeAttached, mergeGraph, removeTool, type Knowled
 import type { AgentRow, AgentsRepository } from './agents.repository.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
 import { randomUniqueName } from './unique-name.js';
+import { checkExternalAgent, isExternalType } from '../external-agents/connectivity.js';
 
 /** What the runtime runs (the tasks domain's RunnableAgent port): one version's full configuration, secrets revealed. */
 export interface RunnableAgent {
@@ -79,6 +80,7 @@ export class AgentsService {
       created_by: input.created_by ?? principal.subject,
     };
     checkConsistency(config);
+    checkExternalAgent(config);
     const resolved = await this.tools.resolve(
       org,
       { tools: input.tools, explicitAttached: input.attached_tools, baseAttached: [], graph: input.graph, validateGraph: true, knowledgeBases: input.knowledge_bases },
@@ -137,6 +139,8 @@ export class AgentsService {
       merged.model_name = resolveModel(provider, requested);
     }
     checkConsistency(merged);
+    // Stored secrets of the unchanged part are sealed: the external-agent checks read them revealed.
+    if (isExternalType(merged.type)) checkExternalAgent(revealSecrets(merged as unknown as Record<string, unknown>, this.secretBox));
     if (fields.tools || fields.attached_tools || fields.graph || fields.knowledge_bases) {
       const resolved = await this.tools.resolve(
         org,

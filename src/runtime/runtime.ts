@@ -8,6 +8,7 @@ import type { RetryPolicy } from '../llm/retrying-fetch.js';
 import { createEgressPolicy, createSafeFetch } from '../net/safe-fetch.js';
 import type { TaskSubmitter } from '../tasks/task.types.js';
 import { AgentRunner } from './agent-runner.js';
+import { AgentTypeRunners } from './agent-type-runners.js';
 import { ContextContributorRegistry } from './context-contributors.js';
 import type { TaskRunner } from './task-runner.js';
 import { AgentToolProvider, type SubAgentInfo } from './tools/agent.tools.js';
@@ -19,10 +20,12 @@ import { RuntimeToolRegistry } from './tools/index.js';
  * - `runner`: the TaskRunner the worker calls;
  * - `tools`: the run-time tool registry, where each tool kind registers its provider;
  * - `context`: the context contributors (knowledge `vanilla` injection, skills, ...);
- * - `llm`: provider/model/credential resolution, for anything else that calls a model.
+ * - `llm`: provider/model/credential resolution, for anything else that calls a model;
+ * - `agentTypes`: the runners of agent types that are not run by our LLM loop (external agents: a2a, curl).
  */
 export interface Runtime {
   runner: TaskRunner;
+  agentTypes: AgentTypeRunners;
   tools: RuntimeToolRegistry;
   context: ContextContributorRegistry;
   llm: LlmService;
@@ -78,6 +81,6 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     }),
   );
   const context = new ContextContributorRegistry(deps.log);
-  const runner = new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker });
-  return { runner, tools, context, llm };
+  const agentTypes = new AgentTypeRunners(new AgentRunner({ llm, tools, context, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker }));
+  return { runner: agentTypes, agentTypes, tools, context, llm };
 }
