@@ -67,6 +67,7 @@ import { KnowledgeRepository } from './knowledge/knowledge.repository.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
 import { registerExternalAgents } from './external-agents/external-agents.module.js';
+import { A2aInboundService } from './external-agents/inbound/a2a-inbound.service.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -115,6 +116,8 @@ export interface Container {
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
   knowledge: KnowledgeService;
   knowledgeIndexer: KnowledgeIndexer;
+  // external agents (issue 22): discoverable agents served over A2A
+  a2a: A2aInboundService;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -276,6 +279,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
 
   // --- external agents (issue 22): `a2a` and `curl` agent types run through their own runners
   registerExternalAgents(runtime, { fetch: safeFetch as typeof globalThis.fetch, secrets: (org, name) => secrets.reveal(org, name), clock, log, schemaChecker });
+  const a2a = new A2aInboundService({ agents, tasks, urls, syncTimeoutMs: config.syncTimeoutMs, log });
 
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
@@ -309,6 +313,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     taskWorker: tasksModule.worker,
     knowledge,
     knowledgeIndexer,
+    a2a,
     background,
     async close() {
       for (const b of background) await b.stop();

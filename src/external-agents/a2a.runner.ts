@@ -61,8 +61,8 @@ export class A2aAgentRunner implements TaskRunner {
       fetch = runFetch(this.deps.fetch, headers, signal);
       const conn = c;
       const f = fetch;
-      const found = await traced(req, clock, { name: 'a2a agent card', payload: { url: conn.url, path: conn.agent_card_path ?? '/.well-known/agent-card.json' } }, async () => {
-        const resolved = await new DefaultAgentCardResolver({ fetchImpl: f, legacyCompat: { enabled: true } }).resolve(conn.url, conn.agent_card_path);
+      const found = await traced(req, clock, { name: 'a2a agent card', payload: { url: cardUrl(conn) } }, async () => {
+        const resolved = await new DefaultAgentCardResolver({ fetchImpl: f, legacyCompat: { enabled: true } }).resolve(cardUrl(conn), '');
         return { card: resolved, status: 'ok', result: { name: resolved.name, streaming: resolved.capabilities?.streaming === true } };
       });
       card = found.card;
@@ -171,6 +171,13 @@ export class A2aAgentRunner implements TaskRunner {
       this.deps.log.warn({ task_id: req.task.id, remote_task_id: taskId, err: (err as Error).message }, 'could not cancel the remote A2A task');
     }
   }
+}
+
+/** The card's address: `agent_card_path` appended to `url` (the SDK resolves a path against the origin, losing a base path). */
+export function cardUrl(c: A2aConnectivity): string {
+  const path = c.agent_card_path ?? '/.well-known/agent-card.json';
+  if (!path) return c.url;
+  return `${c.url.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
 }
 
 function isSettled(task: Task): boolean {

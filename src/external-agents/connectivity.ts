@@ -52,7 +52,7 @@ export const A2aConnectivity = z
   .strictObject({
     /** The agent's base URL: its card is read from `<url>/.well-known/agent-card.json` unless `agent_card_path` says otherwise. */
     url: httpUrl(),
-    /** Path of the agent card relative to `url`, or "" when `url` is the card's own address. */
+    /** Path of the agent card, appended to `url` (default `/.well-known/agent-card.json`); "" when `url` is the card's own address. */
     agent_card_path: z.string().max(512).optional(),
     ...authFields,
   })
