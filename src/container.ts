@@ -68,6 +68,7 @@ import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { KnowledgeToolProvider } from './runtime/tools/knowledge.tools.js';
 import { registerExternalAgents } from './external-agents/external-agents.module.js';
 import { A2aInboundService } from './external-agents/inbound/a2a-inbound.service.js';
+import { McpInboundService } from './external-agents/inbound/mcp-inbound.service.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -116,8 +117,9 @@ export interface Container {
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
   knowledge: KnowledgeService;
   knowledgeIndexer: KnowledgeIndexer;
-  // external agents (issue 22): discoverable agents served over A2A
+  // external agents (issue 22): discoverable agents served over A2A and as an MCP server
   a2a: A2aInboundService;
+  mcpEndpoint: McpInboundService;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -280,6 +282,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- external agents (issue 22): `a2a` and `curl` agent types run through their own runners
   registerExternalAgents(runtime, { fetch: safeFetch as typeof globalThis.fetch, secrets: (org, name) => secrets.reveal(org, name), clock, log, schemaChecker });
   const a2a = new A2aInboundService({ agents, tasks, urls, syncTimeoutMs: config.syncTimeoutMs, log });
+  const mcpEndpoint = new McpInboundService({ agents, tasks, syncTimeoutMs: config.syncTimeoutMs, log });
 
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
@@ -314,6 +317,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     knowledge,
     knowledgeIndexer,
     a2a,
+    mcpEndpoint,
     background,
     async close() {
       for (const b of background) await b.stop();
