@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/tasks/task.types.js';
 import { startFakeA2aServer, type FakeA2aServer } from '../fakes/a2a-server.js';
+import { startOpenAIServer } from '../fakes/openai-server.js';
+import type { ScriptedLlmServer } from '../fakes/scripted-llm.js';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
 import { TEST_DBS } from '../support/harness.js';
-import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
+import { createTasksApp, openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
 
 type TraceEvent = { type: string; data: Record<string, any> };
 
@@ -14,17 +16,19 @@ describe.each(TEST_DBS)('external agents, outbound (%s)', (kind) => {
   let a2a: FakeA2aServer;
   let streaming: FakeA2aServer;
   let keyed: FakeA2aServer;
+  let llm: ScriptedLlmServer;
   beforeAll(async () => {
-    [t, api, a2a, streaming, keyed] = await Promise.all([
+    [t, api, a2a, streaming, keyed, llm] = await Promise.all([
       createTasksApp(kind),
       startUpstreamApi(),
       startFakeA2aServer(),
       startFakeA2aServer({ streaming: true }),
       startFakeA2aServer({ auth: { header: 'x-agent-key', value: 'remote-key-1' } }),
+      startOpenAIServer(),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([t?.close(), api?.close(), a2a?.close(), streaming?.close(), keyed?.close()]);
+    await Promise.all([t?.close(), api?.close(), a2a?.close(), streaming?.close(), keyed?.close(), llm?.close()]);
   });
 
   const invoke = async (agentId: string, text: string) => {
@@ -188,6 +192,41 @@ describe.each(TEST_DBS)('external agents, outbound (%s)', (kind) => {
       expect((await t.req('POST', `/v1/tasks/${taskId}/stop`)).json().status).toBe('stopped');
       await until(() => a2a.cancels.length === 1);
       expect(a2a.methods).toContain('tasks/cancel');
+    });
+  });
+
+  describe('as ordinary tasks', () => {
+    it('a manager agent calls an external agent as its sub-agent', async () => {
+      api.on('POST', '/sub', (r) => ({ json: { answer: `sub got: ${JSON.parse(r.body).prompt}` } }));
+      const sub = await t.createAgent({ name: `curl sub ${Math.random()}`, type: 'curl', connectivity_details: { url: `${api.url}/sub`, response_path: 'answer' } });
+      let calls = 0;
+      llm.handle((r) => (calls++ === 0 ? { toolCalls: [{ name: r.tools[0], arguments: { input: 'summarize this' } }] } : { text: 'manager done' }));
+      const manager = await t.createAgent(openaiAgentFields(llm.baseUrl, { tools: [{ type: 'agent', agent_id: sub }] }));
+      const task = await invoke(manager, 'go');
+      expect(task).toMatchObject({ status: 'completed', result: 'manager done' });
+      expect(task.sub_executions).toHaveLength(1);
+      const child = (await t.req('GET', `/v1/tasks/${task.sub_executions[0]}`)).json() as Task;
+      expect(child).toMatchObject({ source: 'sub_agent', agent_id: sub, status: 'completed', result: 'sub got: summarize this', parent_execution: task.id });
+      llm.handle(null);
+    });
+
+    it('streams over /invoke/stream and retries a failed remote call under retry_strategy', async () => {
+      let n = 0;
+      api.on('POST', '/flaky', () => (n++ === 0 ? { status: 502, json: { error: 'bad gateway' } } : { json: { answer: 'second time lucky' } }));
+      const id = await t.createAgent({
+        type: 'curl',
+        connectivity_details: { url: `${api.url}/flaky`, response_path: 'answer' },
+        task_level_strategies: { retry_strategy: { enabled: true, max_retries: 2 } },
+      });
+      const r = await t.req('POST', `/v1/agents/${id}/invoke/stream`, { input: { text: 'again' } });
+      expect(r.headers['content-type']).toMatch(/text\/event-stream/);
+      const events = r.body
+        .split('\n\n')
+        .filter((b) => b.includes('data: '))
+        .map((b) => JSON.parse(b.slice(b.indexOf('data: ') + 6)) as TraceEvent);
+      const finished = events.find((e) => e.type === 'task_finished');
+      expect(finished?.data).toMatchObject({ status: 'completed', result: 'second time lucky', execution_attempts: 2 });
+      expect(events.filter((e) => e.type === 'tool_call_result').map((e) => e.data.is_error)).toEqual([true, false]);
     });
   });
 });

@@ -1,4 +1,3 @@
-import { A2A_VERSION_HEADER } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransportHandler, LegacyRestTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from '@a2a-js/sdk/server';
 import type { Principal } from '../../auth/principal.js';
@@ -76,5 +75,3 @@ export class A2aInboundService {
     return new AgentryA2aHandler({ tasks: this.deps.tasks, syncTimeoutMs: this.deps.syncTimeoutMs, log: this.deps.log }, target);
   }
 }
-
-export const A2A_VERSION = A2A_VERSION_HEADER;

@@ -9,7 +9,7 @@ import type {
   Task as A2aTask,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import { PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { A2AError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { isAppError } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
@@ -145,14 +145,10 @@ export class AgentryA2aHandler implements A2ARequestHandler {
     try {
       return await fn();
     } catch (e) {
-      if (isA2aError(e)) throw e;
+      if (e instanceof A2AError) throw e;
       if (isAppError(e)) throw e.code === 'not_found' ? new TaskNotFoundError(e.message) : new RequestMalformedError(e.message);
       this.deps.log.error({ err: e, agent_id: this.target.agentId }, 'A2A request failed');
       throw new Error('Internal error');
     }
   }
-}
-
-function isA2aError(e: unknown): boolean {
-  return e instanceof TaskNotFoundError || e instanceof RequestMalformedError || e instanceof TaskNotCancelableError || e instanceof UnsupportedOperationError || e instanceof PushNotificationNotSupportedError;
 }
