@@ -55,11 +55,12 @@ export class CurlAgentRunner implements TaskRunner {
         if (res.status < 200 || res.status >= 300) {
           throw Object.assign(new RemoteAgentError(`The curl agent answered HTTP ${res.status}${res.status === 401 || res.status === 403 ? ' (authentication failed: check connectivity_details auth_type and api_key)' : ''}: ${text.slice(0, 300)}`), { status: res.status });
         }
-        const result = readAnswer(c, text, res.headers.get('content-type'));
-        return { status: res.status, result };
+        const body = readAnswer(c, text, res.headers.get('content-type'));
+        // The trace keeps a preview; the task result has the whole answer.
+        return { status: res.status, result: body.slice(0, 2000), answer: body };
       });
-      const problem = await outputProblem(req, answer.result, this.deps.schemaChecker);
-      return outcome(req, clock, problem ? 'failed' : 'completed', problem ?? answer.result, prompt);
+      const problem = await outputProblem(req, answer.answer, this.deps.schemaChecker);
+      return outcome(req, clock, problem ? 'failed' : 'completed', problem ?? answer.answer, prompt);
     } catch (e) {
       if (req.signal.aborted) throw aborted(req, clock, prompt);
       if (e instanceof ConnectivityError) return outcome(req, clock, 'error', e.message, prompt);

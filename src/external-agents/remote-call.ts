@@ -59,9 +59,28 @@ export function runFetch(base: Fetch, headers: Record<string, string>, signal: A
     const signals = [signal, init?.signal].filter((s): s is AbortSignal => !!s);
     const res = await base(input, { ...init, headers: h, signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0] });
     f.lastStatus = res.status;
-    return res;
+    return bounded(res);
   }) as Fetch & { lastStatus?: number };
   return f;
+}
+
+/** A whole answer (not a stream, whose events the SDK bounds) larger than this fails the call instead of filling memory. */
+const MAX_CLIENT_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The response with its body cut off by an error past MAX_CLIENT_BODY_BYTES (a client library reads it whole). */
+function bounded(res: Response): Response {
+  if (!res.body || /text\/event-stream/i.test(res.headers.get('content-type') ?? '')) return res;
+  let seen = 0;
+  const limit = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      seen += chunk.byteLength;
+      if (seen > MAX_CLIENT_BODY_BYTES) controller.error(new RemoteAgentError(`The remote answer is larger than ${MAX_CLIENT_BODY_BYTES} bytes`));
+      else controller.enqueue(chunk);
+    },
+  });
+  const out = new Response(res.body.pipeThrough(limit), { status: res.status, statusText: res.statusText, headers: res.headers });
+  Object.defineProperty(out, 'url', { value: res.url });
+  return out;
 }
 
 /** A signal that aborts with the run, or after `seconds` with a TimeoutError. */

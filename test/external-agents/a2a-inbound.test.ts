@@ -116,6 +116,9 @@ describe.each(TEST_DBS)('Agentry agents over A2A (%s)', (kind) => {
     expect([r.status, r.body]).toEqual([404, { detail: 'Agent not found' }]);
     const card = await fetch(`${remoteUrl}/v1/a2a/agents/${hidden}/.well-known/agent-card.json`, { headers: { 'x-api-key': remote.keyA } });
     expect(card.status).toBe(404);
+    const closed = await remote.createAgent(openaiAgentFields(llm.baseUrl, { developer_access: false }));
+    const refused = await rpc('message/send', v03Message('x'), remote.keyA, `${remoteUrl}/v1/a2a/agents/${closed}`);
+    expect([refused.status, refused.body]).toEqual([403, { detail: 'Developer access is disabled for this agent' }]);
     // And an a2a agent given a wrong key says so in its task.
     const id = await local.createAgent({ type: 'a2a', connectivity_details: { url: endpoint(), auth_type: 'api_key', api_key: 'agk_wrong' } });
     const task = (await local.req('POST', `/v1/agents/${id}/invoke`, { input: { text: 'x' } })).json() as Task;

@@ -96,6 +96,18 @@ describe.each(TEST_DBS)('external agents, outbound (%s)', (kind) => {
       }
     });
 
+    it("holds a JSON answer to the invocation's output_schema", async () => {
+      api.on('POST', '/json', (r) => ({ json: { answer: JSON.parse(r.body).prompt === 'good' ? '{"n": 1}' : '{"n": "one"}' } }));
+      const id = await curlAgent({ url: `${api.url}/json`, response_path: 'answer' });
+      const schema = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };
+      const call = async (text: string) =>
+        (await t.req('POST', `/v1/agents/${id}/invoke`, { input: { text }, output_format: 'json', output_schema: schema })).json() as Task;
+      expect(await call('good')).toMatchObject({ status: 'completed', result: '{"n": 1}' });
+      const bad = await call('bad');
+      expect(bad.status).toBe('failed');
+      expect(bad.result).toMatch(/does not match output_schema: \/n/);
+    });
+
     it('refuses bad connectivity_details and local-only fields with 422, creating nothing', async () => {
       const before = (await t.req('GET', '/v1/agents')).json().total;
       const bad: [Record<string, unknown>, string[]][] = [

@@ -40,8 +40,8 @@ export class A2aInboundService {
     return new LegacyRestTransportHandler(this.handler(target)).getAuthenticatedExtendedAgentCard(new ServerCallContext({ requestedVersion: version }));
   }
 
-  async rpc(principal: Principal, agentId: string, body: unknown, version: string | undefined): Promise<RpcOutcome> {
-    const target = await this.target(principal, agentId);
+  async rpc(principal: Principal, agentId: string, body: unknown, version: string | undefined, clientGone?: AbortSignal): Promise<RpcOutcome> {
+    const target = { ...(await this.target(principal, agentId)), clientGone };
     const legacy = isLegacy(version);
     const id = body && typeof body === 'object' && !Array.isArray(body) && 'id' in body ? (body as { id: unknown }).id : null;
     const mapError = (e: unknown): JsonRpcAnswer => ({

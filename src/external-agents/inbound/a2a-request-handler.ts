@@ -23,6 +23,8 @@ export interface InboundTarget {
   organizationId: string;
   agentId: string;
   card: AgentCard;
+  /** The HTTP client went away: a blocking message/send stops waiting (the task runs on). */
+  clientGone?: AbortSignal;
 }
 
 export interface A2aHandlerDeps {
@@ -59,7 +61,7 @@ export class AgentryA2aHandler implements A2ARequestHandler {
       const blocking = !params.configuration?.returnImmediately;
       const task = await this.deps.tasks.submit({ ...this.submission(params), awaited: blocking });
       if (!blocking) return toA2aTask(task);
-      return toA2aTask(await this.deps.tasks.waitForFinal(this.target.organizationId, task.id, { timeoutMs: this.deps.syncTimeoutMs, subExecutions: false }));
+      return toA2aTask(await this.deps.tasks.waitForFinal(this.target.organizationId, task.id, { timeoutMs: this.deps.syncTimeoutMs, signal: this.target.clientGone, subExecutions: false }));
     });
   }
 

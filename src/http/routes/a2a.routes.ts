@@ -16,11 +16,15 @@ export function a2aRoutes(router: Router, c: Container): void {
   router.route(
     { method: 'POST', url: '/v1/a2a/agents/:agent_id', summary: 'A2A JSON-RPC endpoint of a discoverable agent', params: AgentIdParams, tags: ['a2a'] },
     async ({ principal, params, request, reply }) => {
-      const out = await c.a2a.rpc(principal, params.agent_id, request.body, a2aVersion(request));
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      const out = await c.a2a.rpc(principal, params.agent_id, request.body, a2aVersion(request), gone.signal);
       return out.kind === 'json' ? out.body : sendRpcStream(request, reply, out);
     },
   );
 }
+
+const KEEPALIVE_MS = 15_000;
 
 function a2aVersion(request: FastifyRequest): string | undefined {
   const v = request.headers['a2a-version'];
@@ -39,12 +43,15 @@ async function sendRpcStream(request: FastifyRequest, reply: FastifyReply, out: 
   const raw = reply.raw;
   raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': String(request.id) });
   raw.on('close', () => void out.events.return(undefined));
+  // A quiet run (a long model call) must not look like a dead connection to proxies.
+  const keepalive = setInterval(() => raw.write(': keep-alive\n\n'), KEEPALIVE_MS);
   try {
     for (let r = first; !r.done && !raw.destroyed; r = await out.events.next()) raw.write(`data: ${JSON.stringify(r.value)}\n\n`);
   } catch (e) {
     request.log.warn({ err: e }, 'A2A stream failed');
     if (!raw.destroyed) raw.write(`event: error\ndata: ${JSON.stringify(out.mapError(e))}\n\n`);
   } finally {
+    clearInterval(keepalive);
     raw.end();
   }
   return reply;
