@@ -108,6 +108,8 @@ export class ConnectivityError extends Error {
  * store settings that do nothing. Refused with 422 instead (the LLM fields always carry defaults and are not listed).
  */
 const LOCAL_ONLY_FIELDS = ['tools', 'attached_tools', 'graph', 'knowledge_bases'] as const;
+/** Settings of our own model loop (unset by default): refused when set on an external agent. */
+const LOCAL_MODEL_FIELDS = ['llm_api_base', 'llm_credentials', 'llm_credentials_key', 'llm_extra_headers', 'expected_output', 'is_supervised'] as const;
 
 /** Throws a 422 when `config` is an external agent whose connectivity or local-only fields are wrong. */
 export function checkExternalAgent(config: Record<string, unknown>): void {
@@ -117,6 +119,11 @@ export function checkExternalAgent(config: Record<string, unknown>): void {
   for (const f of LOCAL_ONLY_FIELDS) {
     const v = config[f];
     if (Array.isArray(v) && v.length > 0) issues.push({ loc: ['body', f], msg: `an agent of type '${type}' runs remotely and cannot use ${f}`, type: 'value_error' });
+  }
+  for (const f of LOCAL_MODEL_FIELDS) {
+    const v = config[f];
+    const set = v !== null && v !== undefined && v !== false && v !== '' && !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0);
+    if (set) issues.push({ loc: ['body', f], msg: `an agent of type '${type}' has no local model: ${f} would do nothing`, type: 'value_error' });
   }
   const instructions = config.instructions as { role?: unknown[]; goal?: unknown[]; general?: string } | undefined;
   if (instructions && ((instructions.role?.length ?? 0) > 0 || (instructions.goal?.length ?? 0) > 0 || (instructions.general ?? '') !== '')) {

@@ -121,6 +121,8 @@ describe.each(TEST_DBS)('external agents, outbound (%s)', (kind) => {
         [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com', surprise: 1 } }, ['body', 'connectivity_details', 'surprise']],
         [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com' }, tools: [{ type: 'skill', skill_name: 'x' }] }, ['body', 'tools']],
         [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com' }, instructions: { general: 'be nice' } }, ['body', 'instructions']],
+        [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com' }, llm_api_base: 'https://llm.example.com' }, ['body', 'llm_api_base']],
+        [{ type: 'curl', connectivity_details: { url: 'https://x.example.com' }, is_supervised: true }, ['body', 'is_supervised']],
       ];
       for (const [fields, loc] of bad) {
         const r = await t.req('POST', '/v1/agents', { name: `bad ${Math.random()}`, ...fields });
