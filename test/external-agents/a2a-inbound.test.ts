@@ -1,3 +1,5 @@
+import { TaskState } from '@a2a-js/sdk';
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/tasks/task.types.js';
 import { startOpenAIServer } from '../fakes/openai-server.js';
@@ -59,6 +61,31 @@ describe.each(TEST_DBS)('Agentry agents over A2A (%s)', (kind) => {
     const remoteTask = (await remote.req('GET', `/v1/tasks/${step.remote_task_id}`)).json() as Task;
     expect(remoteTask).toMatchObject({ source: 'a2a', agent_id: remoteAgent, status: 'completed', result: 'remote says: ping' });
     expect((await remote.req('GET', `/v1/tasks?source=a2a`)).json().total).toBeGreaterThan(0);
+  });
+
+  it('answers the SDK v1.0 client: SendMessage without blocking, then GetTask until completed', async () => {
+    const fetchImpl: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers);
+      headers.set('x-api-key', remote.keyA);
+      return fetch(input, { ...init, headers });
+    };
+    const card = await new DefaultAgentCardResolver({ fetchImpl }).resolve(`${endpoint()}/.well-known/agent-card.json`, '');
+    const client = await new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })], clientConfig: { polling: true } }).createFromAgentCard(card);
+    expect(client.protocolVersion).toBe('1.0');
+    const sent = await client.sendMessage({
+      tenant: '',
+      message: { messageId: 'm-v1', contextId: '', taskId: '', role: 1, parts: [{ content: { $case: 'text', value: 'v1 hello' }, metadata: undefined, filename: '', mediaType: 'text/plain' }], metadata: undefined, extensions: [], referenceTaskIds: [] },
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+      metadata: undefined,
+    });
+    expect('status' in sent).toBe(true);
+    let task = sent as Awaited<ReturnType<typeof client.getTask>>;
+    for (let i = 0; i < 200 && task.status?.state !== TaskState.TASK_STATE_COMPLETED; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      task = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+    }
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(task.artifacts[0].parts[0].content).toEqual({ $case: 'text', value: 'remote says: v1 hello' });
   });
 
   it('answers message/send, tasks/get and tasks/cancel as a v0.3 client calls them', async () => {
