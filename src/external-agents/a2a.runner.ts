@@ -73,8 +73,11 @@ export class A2aAgentRunner implements TaskRunner {
         configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: true },
         metadata: undefined,
       };
-      if (card.capabilities?.streaming) await this.stream(req, client, params, remote);
-      else await this.sendAndPoll(req, client, params, remote, signal);
+      if (card.capabilities?.streaming) {
+        await this.stream(req, client, params, remote);
+        // A stream that ended before the task did (a proxy, a restart): follow the task by polling.
+        if (remote.taskId && !isSettledState(remote.state)) remote.answer = taskAnswer(await this.pollTask(req, client, remote.taskId, remote, signal));
+      } else await this.sendAndPoll(req, client, params, remote, signal);
       return await this.finish(req, remote, prompt);
     } catch (e) {
       if (req.signal.aborted) {
@@ -133,19 +136,23 @@ export class A2aAgentRunner implements TaskRunner {
       remote.state = TaskState.TASK_STATE_COMPLETED;
       return;
     }
-    let task = sent.task;
-    remote.taskId = task.id;
-    remote.state = task.status?.state;
-    for (let delay = this.poll.firstMs; !isSettled(task); delay = Math.min(delay * 2, this.poll.maxMs)) {
+    remote.taskId = sent.task.id;
+    remote.state = sent.task.status?.state;
+    const task = isSettledState(remote.state) ? sent.task : await this.pollTask(req, client, sent.task.id, remote, signal);
+    remote.answer = taskAnswer(task);
+  }
+
+  /** `tasks/get` until the remote task is final or waits for the caller; every call a trace step. */
+  private async pollTask(req: RunRequest, client: Client, taskId: string, remote: RemoteState, signal: AbortSignal): Promise<Task> {
+    for (let delay = this.poll.firstMs; ; delay = Math.min(delay * 2, this.poll.maxMs)) {
       await sleep(delay, undefined, { signal });
-      const got = await traced(req, clock, { name: 'a2a tasks/get', payload: { task_id: task.id } }, async () => {
-        const t = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+      const got = await traced(req, this.deps.clock, { name: 'a2a tasks/get', payload: { task_id: taskId } }, async () => {
+        const t = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });
         return { task: t, status: stateName(t.status?.state), remoteTaskId: t.id };
       });
-      task = got.task;
-      remote.state = task.status?.state;
+      remote.state = got.task.status?.state;
+      if (isSettledState(remote.state)) return got.task;
     }
-    remote.answer = taskAnswer(task);
   }
 
   private async finish(req: RunRequest, remote: RemoteState, prompt: string): Promise<RunOutcome> {
@@ -180,8 +187,7 @@ export function cardUrl(c: A2aConnectivity): string {
   return `${c.url.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
 }
 
-function isSettled(task: Task): boolean {
-  const s = task.status?.state;
+function isSettledState(s: TaskState | undefined): boolean {
   return s !== undefined && (TERMINAL_STATES.has(s) || INTERRUPTED_STATES.has(s));
 }
 

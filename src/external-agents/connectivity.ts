@@ -71,7 +71,10 @@ export const CurlConnectivity = z
     response_path: dotPath().nullable().optional(),
     ...authFields,
   })
-  .superRefine(checkAuth);
+  .superRefine(checkAuth)
+  .superRefine((v, ctx) => {
+    if (v.method === 'GET' && Object.keys(v.body).length > 0) ctx.addIssue({ code: 'custom', path: ['body'], message: 'a GET request has no body: the prompt goes in the query parameter prompt_path' });
+  });
 export type CurlConnectivity = z.output<typeof CurlConnectivity>;
 
 const SCHEMAS: Record<ExternalAgentType, z.ZodType> = { a2a: A2aConnectivity, curl: CurlConnectivity };

@@ -115,6 +115,7 @@ describe.each(TEST_DBS)('external agents, outbound (%s)', (kind) => {
         [{ type: 'curl', connectivity_details: { url: 'ftp://x.example.com' } }, ['body', 'connectivity_details', 'url']],
         [{ type: 'curl', connectivity_details: { url: 'https://x.example.com', method: 'DELETE' } }, ['body', 'connectivity_details', 'method']],
         [{ type: 'curl', connectivity_details: { url: 'https://x.example.com', auth_type: 'bearer' } }, ['body', 'connectivity_details', 'api_key']],
+        [{ type: 'curl', connectivity_details: { url: 'https://x.example.com', method: 'GET', body: { a: 1 } } }, ['body', 'connectivity_details', 'body']],
         [{ type: 'curl', connectivity_details: { url: 'https://x.example.com', timeout_seconds: 0 } }, ['body', 'connectivity_details', 'timeout_seconds']],
         [{ type: 'curl', connectivity_details: { url: 'https://x.example.com', custom_headers: { 'bad header': 'v' } } }, ['body', 'connectivity_details', 'custom_headers', 'bad header']],
         [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com', auth_type: 'oauth' } }, ['body', 'connectivity_details', 'auth_type']],
