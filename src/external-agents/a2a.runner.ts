@@ -112,8 +112,10 @@ export class A2aAgentRunner implements TaskRunner {
         } else if (p.$case === 'artifactUpdate' && p.value.artifact) {
           const a = p.value.artifact;
           const text = partsText(a.parts);
-          artifacts.set(a.artifactId, p.value.append ? (artifacts.get(a.artifactId) ?? '') + text : text);
-          if (text) await req.emit('chunk', { text, remote_task_id: p.value.taskId || null });
+          const before = artifacts.get(a.artifactId);
+          artifacts.set(a.artifactId, p.value.append ? (before ?? '') + text : text);
+          // New text only: an artifact sent again whole (append false) replaces what its chunks already said.
+          if (text && (p.value.append || before === undefined)) await req.emit('chunk', { text, remote_task_id: p.value.taskId || null });
         }
       }
       if (remote.state === undefined) throw new RemoteAgentError('The A2A agent ended its stream without a task or a message');

@@ -58,6 +58,8 @@ describe.each(TEST_DBS)('Agentry agents over A2A (%s)', (kind) => {
     const events = (await local.req('GET', `/v1/tasks/${task.id}/events`)).json() as { type: string; data: any }[];
     const step = events.filter((e) => e.type === 'tool_call_result' && e.data.remote).at(-1)!.data;
     expect(step).toMatchObject({ tool_name: 'a2a message/stream', status: 'completed' });
+    // The remote model's streamed text arrives as chunks, once (the final whole artifact replaces, it does not repeat).
+    expect(events.filter((e) => e.type === 'chunk').map((e) => e.data.text).join('')).toBe('remote says: ping');
     const remoteTask = (await remote.req('GET', `/v1/tasks/${step.remote_task_id}`)).json() as Task;
     expect(remoteTask).toMatchObject({ source: 'a2a', agent_id: remoteAgent, status: 'completed', result: 'remote says: ping' });
     expect((await remote.req('GET', `/v1/tasks?source=a2a`)).json().total).toBeGreaterThan(0);
@@ -126,6 +128,9 @@ describe.each(TEST_DBS)('Agentry agents over A2A (%s)', (kind) => {
       if (list.total > before) remoteTask = list.items[0];
     }
     expect(remoteTask).toBeDefined();
+    // A cancel needs the remote task's id, which the local run learns from the stream's first event: a stop in the
+    // instant before it cannot name the remote task (docs/external-agents.md). Give the event that instant.
+    await new Promise((r) => setTimeout(r, 300));
     await local.req('POST', `/v1/tasks/${started.id}/stop`);
     const stopped = await remote.waitTask(remoteTask!.id, (t) => t.status !== 'executing', 10_000);
     expect(stopped.status).toBe('stopped');
