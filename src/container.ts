@@ -83,6 +83,9 @@ import type { MemoryService } from './memory/memory.service.js';
 import { createNotificationsModule } from './notifications/notifications.module.js';
 import type { NotificationsService } from './notifications/notifications.service.js';
 import { createObservability, type Observability } from './observability/observability.js';
+import { registerExternalAgents } from './external-agents/external-agents.module.js';
+import { A2aInboundService } from './external-agents/inbound/a2a-inbound.service.js';
+import { McpInboundService } from './external-agents/inbound/mcp-inbound.service.js';
 
 /** A background component of the worker role (task runner, indexer). */
 export interface Startable {
@@ -151,6 +154,9 @@ export interface Container {
   // (undefined without an OTLP endpoint)
   metrics?: Observability['metrics'];
   tracing?: Observability['tracing'];
+  // external agents (issue 22): discoverable agents served over A2A and as an MCP server
+  a2a: A2aInboundService;
+  mcpEndpoint: McpInboundService;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -343,6 +349,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   // --- memory (issue 26): user and agent memories, session summaries, the "about the user" context
   const memory = createMemoryModule({ db, runtime, clock, log, embeddings, signals: tasksModule.signals, agents: { exists: async (org, id) => (await agents.find(org, id)) !== undefined } });
   background.push(memory.extractor);
+  // --- external agents (issue 22): `a2a` and `curl` agent types run through their own runners
+  registerExternalAgents(runtime, { fetch: safeFetch as typeof globalThis.fetch, secrets: (org, name) => secrets.reveal(org, name), clock, log, schemaChecker });
+  const a2a = new A2aInboundService({ agents, tasks, urls, syncTimeoutMs: config.syncTimeoutMs, log });
+  const mcpEndpoint = new McpInboundService({ agents, tasks, syncTimeoutMs: config.syncTimeoutMs, log });
 
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
@@ -391,6 +401,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     notificationDispatcher: notificationsModule.dispatcher,
     metrics: observability.metrics,
     tracing: observability.tracing,
+    a2a,
+    mcpEndpoint,
     background,
     async close() {
       for (const b of background) await b.stop();

@@ -16,6 +16,7 @@ import type { AgentRow, AgentsRepository } from './agents.repository.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
 import { randomUniqueName } from './unique-name.js';
 import { refuseUnsupportedSettings } from './unsupported-settings.js';
+import { checkExternalAgent, isExternalType } from '../external-agents/connectivity.js';
 
 /** What the runtime runs (the tasks domain's RunnableAgent port): one version's full configuration, secrets revealed. */
 export interface RunnableAgent {
@@ -92,6 +93,7 @@ export class AgentsService {
     checkConsistency(config);
     for (const rule of this.configRules) rule(config);
     await this.checkSubAgents(org, ownerOf(principal), input.tools, ['body', 'tools']);
+    checkExternalAgent(config);
     const resolved = await this.tools.resolve(
       org,
       { tools: input.tools, explicitAttached: input.attached_tools, baseAttached: [], graph: input.graph, validateGraph: true, knowledgeBases: input.knowledge_bases },
@@ -158,6 +160,8 @@ export class AgentsService {
     checkConsistency(merged);
     for (const rule of this.configRules) rule(merged);
     await this.checkSubAgents(org, row.access.owner, fields.tools, ['body', 'tools']);
+    // Stored secrets of the unchanged part are sealed: the external-agent checks read them revealed.
+    if (isExternalType(merged.type)) checkExternalAgent(revealSecrets(merged as unknown as Record<string, unknown>, this.secretBox));
     if (fields.tools || fields.attached_tools || fields.graph || fields.knowledge_bases) {
       const resolved = await this.tools.resolve(
         org,

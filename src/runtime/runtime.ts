@@ -9,6 +9,7 @@ import { createEgressPolicy, createSafeFetch } from '../net/safe-fetch.js';
 import type { TaskSubmitter } from '../tasks/task.types.js';
 import { AgentRunner } from './agent-runner.js';
 import { GuardrailService } from '../guardrails/guardrails.service.js';
+import { AgentTypeRunners } from './agent-type-runners.js';
 import { ContextContributorRegistry } from './context-contributors.js';
 import { RunHooks } from './run-hooks.js';
 import type { TaskRunner } from './task-runner.js';
@@ -21,10 +22,12 @@ import { RuntimeToolRegistry } from './tools/index.js';
  * - `runner`: the TaskRunner the worker calls;
  * - `tools`: the run-time tool registry, where each tool kind registers its provider;
  * - `context`: the context contributors (knowledge `vanilla` injection, skills, ...);
- * - `llm`: provider/model/credential resolution, for anything else that calls a model.
+ * - `llm`: provider/model/credential resolution, for anything else that calls a model;
+ * - `agentTypes`: the runners of agent types that are not run by our LLM loop (external agents: a2a, curl).
  */
 export interface Runtime {
   runner: TaskRunner;
+  agentTypes: AgentTypeRunners;
   tools: RuntimeToolRegistry;
   context: ContextContributorRegistry;
   llm: LlmService;
@@ -88,6 +91,6 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     openaiEndpoint: (agent, signal) => llm.openaiEndpoint(agent, signal),
   });
   const hooks = new RunHooks(deps.log);
-  const runner = new AgentRunner({ llm, tools, context, hooks, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker, guardrails });
-  return { runner, tools, context, llm, hooks };
+  const agentTypes = new AgentTypeRunners(new AgentRunner({ llm, tools, context, hooks, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker, guardrails }));
+  return { runner: agentTypes, agentTypes, tools, context, llm, hooks };
 }

@@ -9,7 +9,7 @@ export const TASK_STATUSES = ['pending', 'executing', 'paused', 'error', 'failed
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['error', 'failed', 'completed', 'stopped']);
 
-export const TASK_SOURCES = ['api', 'webhook', 'sub_agent', 'schedule'] as const;
+export const TASK_SOURCES = ['api', 'webhook', 'sub_agent', 'schedule', 'a2a', 'mcp'] as const;
 export type TaskSource = (typeof TASK_SOURCES)[number];
 
 export interface TaskUser {

@@ -2,7 +2,7 @@
 
 export const TASK_STATUSES = ['pending', 'executing', 'paused', 'error', 'failed', 'completed', 'stopped'];
 export const FINAL_STATUSES = new Set(['error', 'failed', 'completed', 'stopped']);
-export const TASK_SOURCES = ['api', 'webhook', 'sub_agent', 'schedule'];
+export const TASK_SOURCES = ['api', 'webhook', 'sub_agent', 'schedule', 'a2a', 'mcp'];
 
 export function isFinal(status) {
   return FINAL_STATUSES.has(status);

@@ -1,0 +1,64 @@
+import type { AgentCard, AgentSkill } from '@a2a-js/sdk';
+
+/** The A2A agent card of one Agentry agent: its name, description and skills, at its own JSON-RPC endpoint. */
+
+export interface CardAgent {
+  id: string;
+  version: number | 'draft';
+  config: Readonly<Record<string, unknown>>;
+}
+
+/** Where an agent is served over A2A (the card's interfaces point here). */
+export function a2aEndpoint(apiBase: string, agentId: string): string {
+  return `${apiBase.replace(/\/+$/, '')}/v1/a2a/agents/${encodeURIComponent(agentId)}`;
+}
+
+export function agentCard(agent: CardAgent, apiBase: string): AgentCard {
+  const url = a2aEndpoint(apiBase, agent.id);
+  const name = String(agent.config.name ?? agent.id);
+  const description = typeof agent.config.description === 'string' && agent.config.description ? agent.config.description : name;
+  return {
+    name,
+    description,
+    // v1.0 first (what current clients pick), v0.3 for the clients that still speak it (the SDK's compat layer).
+    supportedInterfaces: [
+      { url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+      { url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' },
+    ],
+    provider: undefined,
+    version: String(agent.version),
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {
+      apiKey: { scheme: { $case: 'apiKeySecurityScheme', value: { description: 'The Agentry organization API key', location: 'header', name: 'x-api-key' } } },
+    },
+    securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: skillsOf(agent.config, name, description),
+    signatures: [],
+  };
+}
+
+/**
+ * The agent itself is the first skill (a run of it answers any text); its named tools, sub-agents and skills follow,
+ * so a caller choosing among agents sees what each can do.
+ */
+function skillsOf(config: Readonly<Record<string, unknown>>, name: string, description: string): AgentSkill[] {
+  const skill = (id: string, n: string, d: string, tags: string[]): AgentSkill => ({ id, name: n, description: d, tags, examples: [], inputModes: [], outputModes: [], securityRequirements: [] });
+  const out = [skill('run', name, description, [String(config.type ?? 'manager')])];
+  const seen = new Set(['run']);
+  for (const item of Array.isArray(config.graph) ? (config.graph as Record<string, unknown>[]) : []) {
+    const id = String(item.item_id ?? '');
+    if (!id || seen.has(id)) continue;
+    seen.add(id);
+    const kind = [item.type, item.sub_type].filter(Boolean).join('/');
+    out.push(skill(id, typeof item.name === 'string' && item.name ? item.name : id, `A ${kind || 'tool'} the agent can use`, [kind || 'tool']));
+  }
+  for (const s of Array.isArray(config.skills) ? (config.skills as Record<string, unknown>[]) : []) {
+    const id = String(s.name ?? s.skill_name ?? '');
+    if (!id || seen.has(id)) continue;
+    seen.add(id);
+    out.push(skill(id, id, typeof s.description === 'string' ? s.description : id, ['skill']));
+  }
+  return out;
+}
