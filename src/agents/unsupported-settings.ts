@@ -43,6 +43,11 @@ export const UNSUPPORTED_SETTINGS: readonly UnsupportedSetting[] = [
     msg: 'coordinate_mode: only coordinate mode is supported (a manager calls its sub-agents as tools and writes the answer)',
   },
   {
+    loc: ['body', 'connectivity_details'],
+    asks: (c) => c.type !== 'a2a' && c.type !== 'curl' && !!c.connectivity_details && Object.keys(c.connectivity_details).length > 0,
+    msg: "connectivity_details is not supported on this type: only 'a2a' and 'curl' agents call a remote endpoint (leave it empty)",
+  },
+  {
     // Memory extraction and session summaries are model calls over the stored conversation, which keeps the real
     // values (the placeholders live only inside a run): with PII detection they would send the PII out anyway.
     loc: ['body', 'agno_settings', 'pii_detection_enabled'],

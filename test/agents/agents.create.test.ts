@@ -227,13 +227,14 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
         tool_calls_compression: { enabled: true },
       },
       task_level_strategies: { stop_strategy: { enabled: true, stop_on: 'first_success' } },
+      connectivity_details: { custom_headers: { h: 'v' } },
     };
     const r = await t.req('POST', '/v1/agents', asked);
     expect(r.statusCode).toBe(422);
     const locs = r.json().detail.map((d: { loc: unknown[] }) => d.loc.join('.'));
     expect(locs.sort()).toEqual([
       'body.agno_settings.agentic_culture', 'body.agno_settings.coordinate_mode', 'body.agno_settings.learning',
-      'body.deep_planning', 'body.deployment_type', 'body.enforce_deep_planning', 'body.is_autonomous', 'body.is_omni',
+      'body.connectivity_details', 'body.deep_planning', 'body.deployment_type', 'body.enforce_deep_planning', 'body.is_autonomous', 'body.is_omni',
       'body.output_format', 'body.task_level_strategies.stop_strategy', 'body.use_agent_gateway', 'body.use_dynamic_tools',
       'body.using_nemo',
     ]);
@@ -336,7 +337,7 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       prompts: ['What is due?'],
       oas: { openapi: '3.1.0' },
       orchestration_nodes: [{ id: 'n1' }],
-      connectivity_details: { custom_headers: { h: 'v' }, auth_type: 'none', api_key_header_name: null },
+      connectivity_details: {},
       access_scope: 'organizational',
       agno_settings: { ...AGNO_DEFAULTS, num_history_runs: 5, session_storage: false, openai_moderation_categories: ['violence'], tool_calls_compression: { enabled: false, threshold: 5, instructions: 'short' }, max_plan_retries: 2 },
       task_level_strategies: { retry_strategy: { enabled: true, max_retries: 2 }, max_runs_per_day: 100, iterative_strategy: { max_iterations: 4 }, stop_strategy: null, persistent_context: true },
