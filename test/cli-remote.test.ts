@@ -8,7 +8,7 @@ import { createTestEnv, startTestServer, TEST_DBS, type TestEnv } from './suppor
 
 /**
  * The remote commands (`agentry agents|invoke|tasks`) as real processes against a running server, an agent on the
- * scripted model. `keys list|revoke` talk to GET/DELETE /v1/api_keys, built on another branch: not tested here.
+ * scripted model; `keys list|revoke` against GET/DELETE /v1/api_keys with an admin key.
  */
 
 const ROOT = join(import.meta.dirname, '..');
@@ -96,6 +96,21 @@ describe.each(TEST_DBS)('command line against a running server (%s)', (kind) => 
     ]);
     const first = lines[0]!.split('\t')[0]!;
     expect(JSON.parse((await cli(['tasks', 'get', first])).stdout)).toMatchObject({ id: first, agent_id: agentId, status: 'completed' });
+  });
+
+  it('keys list shows the keys without secrets; keys revoke revokes one, which the server then refuses', async () => {
+    const made = await fetch(`${server.apiUrl}/v1/api_keys`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ci-bot', role: 'member' }) });
+    const { id, key: botKey } = (await made.json()) as { id: string; key: string };
+    const rowOf = async () => (await cli(['keys', 'list'])).stdout.split('\n').map((l) => l.split('\t')).find((cells) => cells[0] === id);
+    const before = await rowOf();
+    expect(before?.slice(1, 3)).toEqual(['ci-bot', 'member']);
+    expect(before?.[4]).toBe('');
+    expect((await cli(['keys', 'list'])).stdout).not.toContain(botKey);
+    const revoked = await cli(['keys', 'revoke', id]);
+    expect(revoked.stderr).toContain(`revoked ${id}`);
+    expect((await rowOf())?.[4]).toMatch(/^revoked /);
+    const refused = await fetch(`${server.apiUrl}/v1/agents`, { headers: { 'x-api-key': botKey } });
+    expect(refused.status).toBe(403);
   });
 
   it('a wrong key, a missing task, a server that is not there and bad usage fail with a message and an exit code', async () => {

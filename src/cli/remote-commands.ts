@@ -161,7 +161,7 @@ async function keys(client: ApiClient, [sub, id]: string[], v: Values, io: Outpu
   if (sub === 'list') {
     const answer = await client.json<Record<string, unknown>[] | Paged<Record<string, unknown>>>('GET', '/v1/api_keys');
     if (v.json) return print(answer), 0;
-    for (const k of Array.isArray(answer) ? answer : answer.items) io.out(row(k.id, k.name, k.created_at, k.last_used_at ?? ''));
+    for (const k of Array.isArray(answer) ? answer : answer.items) io.out(row(k.id, k.name, k.role, k.created_at, k.revoked_at ? `revoked ${k.revoked_at}` : ''));
     return 0;
   }
   if (sub === 'revoke' && id) {
