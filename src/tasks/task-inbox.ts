@@ -56,6 +56,21 @@ export class TaskInbox {
     return this.next;
   }
 
+  /**
+   * Moves at most the `n` oldest entries into `tasks`: what a worker with `n` free slots can start. A worker needs
+   * only those; moving the whole inbox whenever a slot frees would index every accepted task on the accept's own
+   * thread in the default deployment (all roles in one process), long before any worker can run it. Readers still
+   * settle everything (`settle`). Safe beside other passes and processes: a move takes its entries in one transaction.
+   */
+  async settleOldest(n: number): Promise<number> {
+    if (n <= 0) return 0;
+    const upTo = await this.repo.lastSeq();
+    if (upTo === undefined) return 0;
+    const batch = await this.repo.move(Math.min(n, MOVE_BATCH), upTo, expandRow, (row) => eventRow(row, 'task_created', row.created_at, presentTask(row)));
+    if (batch.rows.length) this.onMoved();
+    return batch.rows.length;
+  }
+
   private startNext(): Promise<number> {
     this.next = undefined;
     return this.settle();

@@ -162,8 +162,10 @@ export class TaskWorker implements Startable, LocalSlots {
         // time on every accepted call, on the accept's own thread in the default deployment; a freed slot wakes
         // this loop (`wasFull`), and the pending flag makes that pass settle everything accepted meanwhile at once.
         if ((this.inboxPending || recover) && this.freeSlots() > 0) {
-          this.inboxPending = false;
-          await this.d.inbox.settle();
+          // Only what the free slots can start: the rest stays in the inbox (cheap) until a slot or a reader needs it.
+          const free = this.freeSlots();
+          const moved = await this.d.inbox.settleOldest(free);
+          this.inboxPending = moved === free;
         }
         while (this.active && this.freeSlots() > 0) {
           const now = this.d.clock.now();
