@@ -84,7 +84,7 @@ import { createNotificationsModule } from './notifications/notifications.module.
 import type { NotificationsService } from './notifications/notifications.service.js';
 import { createObservability, type Observability } from './observability/observability.js';
 import { registerExternalAgents } from './external-agents/external-agents.module.js';
-import { A2aInboundService } from './external-agents/inbound/a2a-inbound.service.js';
+import { LazyA2aInbound } from './external-agents/lazy-a2a.js';
 import { McpInboundService } from './external-agents/inbound/mcp-inbound.service.js';
 
 /** A background component of the worker role (task runner, indexer). */
@@ -155,7 +155,7 @@ export interface Container {
   metrics?: Observability['metrics'];
   tracing?: Observability['tracing'];
   // external agents (issue 22): discoverable agents served over A2A and as an MCP server
-  a2a: A2aInboundService;
+  a2a: LazyA2aInbound;
   mcpEndpoint: McpInboundService;
   /** Started by the worker role. */
   background: Startable[];
@@ -193,7 +193,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
 
   const background: Startable[] = [];
   // --- observability (issue 28): before anything that reports to it
-  const observability = createObservability(config, db, clock, log);
+  const observability = await createObservability(config, db, clock, log);
   if (observability.tracing) background.push({ start: async () => {}, stop: () => observability.tracing!.shutdown() });
   // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs, llm_api_base) goes through this fetch:
   // the egress policy of CONTRACT section 10, checked on the connected address of every hop.
@@ -351,7 +351,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   background.push(memory.extractor);
   // --- external agents (issue 22): `a2a` and `curl` agent types run through their own runners
   registerExternalAgents(runtime, { fetch: safeFetch as typeof globalThis.fetch, secrets: (org, name) => secrets.reveal(org, name), clock, log, schemaChecker });
-  const a2a = new A2aInboundService({ agents, tasks, urls, syncTimeoutMs: config.syncTimeoutMs, log });
+  const a2a = new LazyA2aInbound({ agents, tasks, urls, syncTimeoutMs: config.syncTimeoutMs, log });
   const mcpEndpoint = new McpInboundService({ agents, tasks, syncTimeoutMs: config.syncTimeoutMs, log });
 
   if (config.bootstrapApiKey) {

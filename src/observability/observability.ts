@@ -7,7 +7,7 @@ import { setLlmIoLimit } from './llm-io.js';
 import { Metrics } from './metrics.js';
 import { QueueStatsRepository } from './queue-stats.repository.js';
 import { ObservedRunner } from './run-observer.js';
-import { createTracing, type Tracing } from './tracing.js';
+import type { Tracing } from './tracing.js';
 
 /** The observability section of the container: what is built from the configuration, and the runner wrapper. */
 export interface Observability {
@@ -17,13 +17,14 @@ export interface Observability {
   observe(runner: TaskRunner): TaskRunner;
 }
 
-export function createObservability(config: Config, db: Db, clock: Clock, log: Logger): Observability {
+export async function createObservability(config: Config, db: Db, clock: Clock, log: Logger): Promise<Observability> {
   setLlmIoLimit(config.traceLlmIoChars);
   const queueStats = new QueueStatsRepository(db);
   const metrics = config.metrics.enabled
     ? new Metrics({ queueStats: () => queueStats.read(), poolStats: db.poolStats ? () => db.poolStats!() : undefined, now: () => clock.now() })
     : undefined;
-  const tracing = config.otel ? createTracing(config.otel) : undefined;
+  // The OpenTelemetry SDK and exporter are loaded only when an endpoint is set: about 10 MB a process does not pay.
+  const tracing = config.otel ? (await import('./tracing.js')).createTracing(config.otel) : undefined;
   return {
     metrics,
     tracing,
