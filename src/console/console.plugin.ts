@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { PAGE_FILES, securePageScope } from '../http/page-scope.js';
 
 /** The console's files: plain ES modules and CSS that browsers run as they are, so `npm start` needs no build. */
 export const CONSOLE_ROOT = fileURLToPath(new URL('./public/', import.meta.url));
@@ -30,22 +31,13 @@ const SECURITY_HEADERS: Record<string, string> = {
  */
 export async function consolePlugin(app: FastifyInstance): Promise<void> {
   await app.register(async (scope) => {
-    scope.addHook('onSend', async (_request, reply) => {
-      for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.header(k, v);
-    });
-    // The file server refuses directories with a 403 error of its own; to a visitor every path that is not a
-    // console file is simply not found. Anything else goes to the app's error handler.
-    scope.setErrorHandler((err: Error & { statusCode?: number }, _request, reply) => {
-      if (err.statusCode === 403 || err.statusCode === 404) return reply.code(404).send({ detail: 'Not Found' });
-      throw err;
-    });
+    // The file server refuses directories with a 403 of its own; to a visitor every path that is not a console file
+    // is simply not found.
+    securePageScope(scope, SECURITY_HEADERS);
     await scope.register(fastifyStatic, {
       root: CONSOLE_ROOT,
       prefix: CONSOLE_ASSET_PREFIX,
-      index: false,
-      list: false,
-      dotfiles: 'deny',
-      cacheControl: false,
+      ...PAGE_FILES,
       wildcard: true,
       // The .d.ts files beside the modules type them for the TypeScript tests; browsers have no use for them.
       allowedPath: (pathName) => !pathName.endsWith('.d.ts'),

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { PAGE_FILES, securePageScope } from '../page-scope.js';
 
 /**
  * GET /docs: the API reference, Swagger UI (swagger-ui-dist, served from node_modules as it is published) reading
@@ -29,29 +30,17 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 export async function apiDocsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(async (scope) => {
-    scope.addHook('onSend', async (_request, reply) => {
-      for (const [k, v] of Object.entries(SECURITY_HEADERS)) reply.header(k, v);
-    });
-    scope.setErrorHandler((err: Error & { statusCode?: number }, _request, reply) => {
-      if (err.statusCode === 403 || err.statusCode === 404) return reply.code(404).send({ detail: 'Not Found' });
-      throw err;
-    });
+    securePageScope(scope, SECURITY_HEADERS);
     await scope.register(fastifyStatic, {
       root: SWAGGER_ROOT,
       prefix: '/docs/assets/',
-      index: false,
-      list: false,
-      dotfiles: 'deny',
-      cacheControl: false,
+      ...PAGE_FILES,
       allowedPath: (pathName) => SWAGGER_FILES.has(pathName),
     });
     await scope.register(fastifyStatic, {
       root: OWN_ROOT,
       prefix: '/docs/',
-      index: false,
-      list: false,
-      dotfiles: 'deny',
-      cacheControl: false,
+      ...PAGE_FILES,
       decorateReply: false,
       allowedPath: (pathName) => pathName === '/docs-init.js',
     });
