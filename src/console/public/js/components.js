@@ -34,6 +34,34 @@ export function jsonDetails(summary, value) {
   return h('details', { class: 'json-details' }, h('summary', {}, summary), jsonBlock(value, summary));
 }
 
+/**
+ * A disclosure whose content is fetched the first time it is opened (`load` returns the node to show); a failed
+ * load shows the error and is tried again on the next opening.
+ */
+export function lazyDetails(summary, load) {
+  const slot = h('div', {});
+  const details = h(
+    'details',
+    {
+      class: 'json-details',
+      ontoggle: async () => {
+        if (!details.open || slot.dataset.loaded) return;
+        slot.dataset.loaded = '1';
+        replaceChildren(slot, loading());
+        try {
+          replaceChildren(slot, await load());
+        } catch (e) {
+          delete slot.dataset.loaded;
+          replaceChildren(slot, errorAlert(e));
+        }
+      },
+    },
+    h('summary', {}, summary),
+    slot,
+  );
+  return details;
+}
+
 export function loading(text = 'Loading…') {
   return h('p', { class: 'loading', role: 'status' }, text);
 }

@@ -1,6 +1,6 @@
 import { api, path, query } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
-import { dataTable, errorAlert, facts, jsonBlock, jsonDetails, liveUpdate, loading, pager, poll, statusBadge, timeEl } from '../components.js';
+import { dataTable, errorAlert, facts, jsonBlock, jsonDetails, lazyDetails, liveUpdate, loading, pager, poll, statusBadge, timeEl } from '../components.js';
 import { renderWebhookChannel } from './webhook-channel.js';
 import { taskTable, taskTableState } from './task-table.js';
 import { schedulesPanel } from './schedules-panel.js';
@@ -146,26 +146,7 @@ async function renderVersions(section, ctx, agent, page) {
 
 /** A version's full configuration, fetched the first time its disclosure is opened. */
 function versionDetails(ctx, agent, version) {
-  const slot = h('div', {});
-  const details = h(
-    'details',
-    {
-      class: 'json-details',
-      ontoggle: async () => {
-        if (!details.open || slot.dataset.loaded) return;
-        slot.dataset.loaded = '1';
-        replaceChildren(slot, loading());
-        try {
-          const v = await api('GET', path`/v1/agents/${agent.id}/versions/${version}`, { signal: ctx.signal });
-          replaceChildren(slot, jsonBlock(v, `Configuration of version ${version}`));
-        } catch (e) {
-          delete slot.dataset.loaded;
-          replaceChildren(slot, errorAlert(e));
-        }
-      },
-    },
-    h('summary', {}, `Show version ${version}`),
-    slot,
+  return lazyDetails(`Show version ${version}`, async () =>
+    jsonBlock(await api('GET', path`/v1/agents/${agent.id}/versions/${version}`, { signal: ctx.signal }), `Configuration of version ${version}`),
   );
-  return details;
 }

@@ -1,6 +1,6 @@
 import { api, path, query } from '../api.js';
 import { h, replaceChildren } from '../dom.js';
-import { dataTable, errorAlert, liveUpdate, loading, pager, statusBadge, timeEl } from '../components.js';
+import { dataTable, errorAlert, lazyDetails, liveUpdate, loading, pager, statusBadge, timeEl } from '../components.js';
 import { describeAuthor, describeOutcome, describeTiming } from '../schedule-format.js';
 import { shortId, truncate } from '../format.js';
 import { taskTable } from './task-table.js';
@@ -45,26 +45,8 @@ function scheduleTable(ctx, agent, data) {
 
 /** The schedule's tasks, fetched the first time its disclosure is opened. */
 function scheduleTasks(ctx, agent, s) {
-  const slot = h('div', {});
-  const details = h(
-    'details',
-    {
-      class: 'json-details',
-      ontoggle: async () => {
-        if (!details.open || slot.dataset.loaded) return;
-        slot.dataset.loaded = '1';
-        replaceChildren(slot, loading());
-        try {
-          const page = await api('GET', `${path`/v1/agents/${agent.id}/schedules/${s.id}/tasks`}${query({ per_page: 10 })}`, { signal: ctx.signal });
-          replaceChildren(slot, taskTable(page.items, { caption: `Tasks of schedule ${s.name || s.id}`, showAgent: false, empty: 'No tasks yet.' }));
-        } catch (e) {
-          delete slot.dataset.loaded;
-          replaceChildren(slot, errorAlert(e));
-        }
-      },
-    },
-    h('summary', {}, `${s.run_count} run${s.run_count === 1 ? '' : 's'}${s.skipped_count ? `, ${s.skipped_count} skipped` : ''}`),
-    slot,
-  );
-  return details;
+  return lazyDetails(`${s.run_count} run${s.run_count === 1 ? '' : 's'}${s.skipped_count ? `, ${s.skipped_count} skipped` : ''}`, async () => {
+    const page = await api('GET', `${path`/v1/agents/${agent.id}/schedules/${s.id}/tasks`}${query({ per_page: 10 })}`, { signal: ctx.signal });
+    return taskTable(page.items, { caption: `Tasks of schedule ${s.name || s.id}`, showAgent: false, empty: 'No tasks yet.' });
+  });
 }
