@@ -193,6 +193,20 @@ function sampleFor(route: DocumentedRoute): Sample | undefined {
   return { ...s, body: s.body ?? (route.body ? {} : undefined) };
 }
 
+/**
+ * Makes organization A's resources for the route's path parameters with their PARAMS factories (fresh ones per
+ * route) and answers the route's URL with them and the sample's query, or why a factory failed.
+ */
+async function concreteUrl(ctx: Ctx, r: DocumentedRoute, keys: string[], sample: Sample): Promise<{ url: string } | { failure: string }> {
+  try {
+    for (const [i, p] of paramsOf(r.url).entries()) ctx.params[p] = await PARAMS[keys[i]!]!.make(ctx);
+  } catch (e) {
+    return { failure: `${r.method} ${r.url}: factory failed: ${(e as Error).message}` };
+  }
+  const url = r.url.replace(/:([A-Za-z0-9_]+)/g, (_m, p: string) => encodeURIComponent(ctx.params[p]!));
+  return { url: url + (sample.query ? '?' + new URLSearchParams(sample.query) : '') };
+}
+
 describe.each(TEST_DBS)('authorization battery (%s)', (kind) => {
   let t: TestApp;
   let routes: DocumentedRoute[];
@@ -243,13 +257,12 @@ describe.each(TEST_DBS)('authorization battery (%s)', (kind) => {
       }
       // Fresh resources per route: a B call that wrongly succeeded (a delete) cannot hide behind another route.
       const ctx: Ctx = { t, params: {} };
-      try {
-        for (const [i, p] of names.entries()) ctx.params[p] = await PARAMS[keys[i]!].make(ctx);
-      } catch (e) {
-        failures.push(`${r.method} ${r.url}: factory failed: ${(e as Error).message}`);
+      const made = await concreteUrl(ctx, r, keys as string[], sample);
+      if ('failure' in made) {
+        failures.push(made.failure);
         continue;
       }
-      const url = r.url.replace(/:([A-Za-z0-9_]+)/g, (_m, p: string) => encodeURIComponent(ctx.params[p])) + (sample.query ? '?' + new URLSearchParams(sample.query) : '');
+      const url = made.url;
       const res = await t.req(r.method, url, sample.body, { 'x-api-key': t.keyB });
       if (sample.upsert) {
         if (res.statusCode >= 300) failures.push(`${r.method} ${r.url} as B (create-or-replace) -> ${res.statusCode} ${res.body}`);
@@ -304,13 +317,12 @@ describe.each(TEST_DBS)('authorization battery (%s)', (kind) => {
       const sample = sampleFor(r);
       if (!sample || sample.upsert) continue;
       const ctx: Ctx = { t, params: {}, key: owner };
-      try {
-        for (const [i, p] of names.entries()) ctx.params[p] = await PARAMS[keys[i]!].make(ctx);
-      } catch (e) {
-        failures.push(`${r.method} ${r.url}: factory failed: ${(e as Error).message}`);
+      const made = await concreteUrl(ctx, r, keys as string[], sample);
+      if ('failure' in made) {
+        failures.push(made.failure);
         continue;
       }
-      const url = r.url.replace(/:([A-Za-z0-9_]+)/g, (_m, p: string) => encodeURIComponent(ctx.params[p])) + (sample.query ? '?' + new URLSearchParams(sample.query) : '');
+      const url = made.url;
       const res = await t.req(r.method, url, sample.body, { 'x-api-key': other });
       if (res.statusCode !== 404 || !/^\{"detail":"(Agent|Task) not found"\}$/.test(res.body)) failures.push(`${r.method} ${r.url} as another member -> ${res.statusCode} ${res.body}`);
       if (r.method === 'GET') checked.push(url);

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-serve
 import { NotificationReceiver, startReceiver } from '../fakes/notification-receiver.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
+import { killHard } from '../support/processes.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -37,13 +37,6 @@ describe.each(TEST_DBS)('notification delivery across a crash (%s)', (kind) => {
     return child;
   }
 
-  async function kill(child: ChildProcess): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
-  }
-
   beforeAll(async () => {
     llm = await startOpenAIServer();
     rx = await startReceiver();
@@ -51,7 +44,7 @@ describe.each(TEST_DBS)('notification delivery across a crash (%s)', (kind) => {
     t = await createTasksApp(kind, { worker: false });
   });
   afterEach(async () => {
-    for (const w of workers.splice(0)) await kill(w);
+    for (const w of workers.splice(0)) await killHard(w);
   });
   afterAll(async () => {
     await t?.close();
@@ -68,7 +61,7 @@ describe.each(TEST_DBS)('notification delivery across a crash (%s)', (kind) => {
 
     const first = spawnWorker();
     await rx.waitFor(1, 60_000);
-    await kill(first);
+    await killHard(first);
     // The task's end is durable; its delivery was started and never recorded.
     expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'completed', result: 'finished before the crash' });
     const [pending] = (await t.req('GET', `/v1/tasks/${task.id}/notifications`)).json();

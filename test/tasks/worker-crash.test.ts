@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Task, TaskEvent } from '../../src/tasks/task.types.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, openaiAgentFields, type TasksApp } from './tasks-harness.js';
+import { killHard } from '../support/processes.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -33,13 +33,6 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
     return child;
   }
 
-  async function kill(child: ChildProcess): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
-  }
-
   async function finishedEvents(id: string): Promise<number> {
     const events = (await t.req('GET', `/v1/tasks/${id}/events`)).json() as TaskEvent[];
     return events.filter((e) => e.type === 'task_finished').length;
@@ -52,7 +45,7 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
     t = await createTasksApp(kind, { worker: false, env: { AGENTRY_TASK_LEASE_MS: '5000' } });
   });
   afterEach(async () => {
-    for (const w of workers.splice(0)) await kill(w);
+    for (const w of workers.splice(0)) await killHard(w);
   });
   afterAll(async () => {
     await t?.close();
@@ -83,7 +76,7 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
     if (process.env.H3A_DEBUG) console.log('first model call after', Date.now() - t0);
     expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'executing', execution_attempts: 1 });
     const victim = await holder(task.id);
-    await kill(victim);
+    await killHard(victim);
 
     const done = await t.waitTask(task.id, (x) => x.status === 'completed', 60_000);
     if (process.env.H3A_DEBUG) console.log('completed after', Date.now() - t0);
@@ -129,7 +122,7 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
       if (running) victim = await holder(running.id).catch(() => undefined);
       else await new Promise((r) => setTimeout(r, 20));
     }
-    await kill(victim);
+    await killHard(victim);
     expect(await completed()).toBeLessThan(100);
 
     const end = Date.now() + 120_000;

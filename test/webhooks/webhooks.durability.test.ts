@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { createTestEnv, TEST_DBS, type TestEnv } from '../support/harness.js';
+import { killHard } from '../support/processes.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CALLS = 1000;
@@ -64,13 +65,6 @@ describe.each(TEST_DBS)('webhook durability under SIGKILL (%s)', (kind) => {
     return { child, api: urls.api!, hooks: urls.webhooks! };
   }
 
-  async function kill(child: ChildProcess): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGKILL');
-    await exited;
-  }
-
   beforeAll(async () => {
     llm = await startOpenAIServer();
     // The worker cannot keep up with the senders, so the kill lands while tasks are queued and running.
@@ -78,7 +72,7 @@ describe.each(TEST_DBS)('webhook durability under SIGKILL (%s)', (kind) => {
     env = await createTestEnv(kind);
   });
   afterAll(async () => {
-    for (const c of children) await kill(c);
+    for (const c of children) await killHard(c);
     await llm?.close();
     await env?.cleanup();
   });
@@ -110,7 +104,7 @@ describe.each(TEST_DBS)('webhook durability under SIGKILL (%s)', (kind) => {
         } catch {
           // connection refused or reset: the server is gone, this call was not answered
         }
-        if (started.length >= KILL_AFTER && !killed) killed = kill(server.child);
+        if (started.length >= KILL_AFTER && !killed) killed = killHard(server.child);
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, sender));
