@@ -66,9 +66,14 @@ export class TaskInbox {
     if (n <= 0) return 0;
     const upTo = await this.repo.lastSeq();
     if (upTo === undefined) return 0;
-    const batch = await this.repo.move(Math.min(n, MOVE_BATCH), upTo, expandRow, (row) => eventRow(row, 'task_created', row.created_at, presentTask(row)));
+    const batch = await this.moveOldest(Math.min(n, MOVE_BATCH), upTo);
     if (batch.rows.length) this.onMoved();
     return batch.rows.length;
+  }
+
+  /** One move transaction: up to `limit` entries at or before `upTo`, oldest first, each with its task_created event. */
+  private moveOldest(limit: number, upTo: number): Promise<{ rows: TaskRow[]; more: boolean }> {
+    return this.repo.move(limit, upTo, expandRow, (row) => eventRow(row, 'task_created', row.created_at, presentTask(row)));
   }
 
   private startNext(): Promise<number> {
@@ -82,7 +87,7 @@ export class TaskInbox {
     if (upTo === undefined) return 0;
     let moved = 0;
     for (let more = true; more; ) {
-      const batch = await this.repo.move(MOVE_BATCH, upTo, expandRow, (row) => eventRow(row, 'task_created', row.created_at, presentTask(row)));
+      const batch = await this.moveOldest(MOVE_BATCH, upTo);
       moved += batch.rows.length;
       more = batch.more;
     }
