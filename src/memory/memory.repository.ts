@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { serialiseOn } from '../db/advisory-lock.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { cosine } from '../knowledge/ranking.js';
@@ -79,6 +80,11 @@ export class MemoryRepository {
   async delete(org: string, id: string, k: Kysely<Database> = this.db.kysely): Promise<boolean> {
     const r = await k.deleteFrom('memories').where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
+  }
+
+  /** Orders concurrent writers of one owner's memories, so the per-owner cap counted inside a transaction holds. */
+  lockOwner(k: Kysely<Database>, org: string, agentId: string, userId: string | null): Promise<void> {
+    return serialiseOn(this.db, k, `memories:${org}:${agentId}:${userId ?? ''}`);
   }
 
   /** Runs `fn` in one transaction: a batch of changes from one extraction lands whole or not at all. */

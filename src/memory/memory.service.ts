@@ -104,6 +104,7 @@ export class MemoryService {
       updated_at: now,
     };
     await this.repo.transaction(async (k) => {
+      await this.repo.lockOwner(k, org, input.agentId, input.userId);
       if ((await this.repo.count(org, { agentId: input.agentId, userId: input.userId }, k)) >= capOf(input.userId)) {
         throw new AppError('conflict', `Memory limit reached (${capOf(input.userId)} ${input.userId === null ? 'agent memories' : 'memories per user'}): delete some first`);
       }
@@ -168,6 +169,8 @@ export class MemoryService {
     const embedded = (text: string): Embedded => vectors.get(text) ?? { embedding: null, embedding_model: null };
     const now = this.clock.now();
     return this.repo.transaction(async (k) => {
+      // Every owner locked up front, in one order, so two extractions touching the same owners cannot deadlock.
+      for (const owner of [...new Set(batches.map((b) => b.userId ?? ''))].sort()) await this.repo.lockOwner(k, org, agentId, owner || null);
       const out: AppliedChanges[] = [];
       for (const b of batches) out.push(await this.applyIn(k, org, agentId, b.userId, b.changes, source, taskId, now, embedded));
       return out;

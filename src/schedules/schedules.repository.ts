@@ -1,4 +1,5 @@
-import { sql, type Insertable, type Selectable, type Transaction, type Updateable } from 'kysely';
+import { type Insertable, type Selectable, type Transaction, type Updateable } from 'kysely';
+import { serialiseOn } from '../db/advisory-lock.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 
@@ -75,8 +76,7 @@ export class SchedulesRepository {
    * schedules per agent and on self-made ones). SQLite: the write transaction already serialises writers.
    */
   async lockAgentSchedules(trx: Trx, orgId: string, agentId: string): Promise<void> {
-    if (this.db.dialect !== 'postgres') return;
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`agent-schedules:${orgId}:${agentId}`}, 0))`.execute(trx);
+    await serialiseOn(this.db, trx, `agent-schedules:${orgId}:${agentId}`);
   }
 
   async update(orgId: string, id: string, changes: ScheduleChanges): Promise<ScheduleRow | undefined> {

@@ -121,6 +121,16 @@ describe.each(TEST_DBS)('memory (%s)', (kind) => {
     expect((await t.req('POST', `/v1/agents/${agent}/memories`, { content: 'Another user is fine.', user_id: 'u-other' })).statusCode).toBe(201);
   });
 
+  it('holds the per-user bound when creates race: exactly the free places are granted', async () => {
+    const agent = await t.createAgent(llmFields());
+    for (let i = 0; i < 97; i++) expect((await t.req('POST', `/v1/agents/${agent}/memories`, { content: `Fact ${i}.`, user_id: 'u-race' })).statusCode).toBe(201);
+    const racing = await Promise.all(Array.from({ length: 12 }, (_, i) => t.req('POST', `/v1/agents/${agent}/memories`, { content: `Racing ${i}.`, user_id: 'u-race' })));
+    const codes = racing.map((r) => r.statusCode).sort();
+    expect(codes.filter((c) => c === 201)).toHaveLength(3);
+    expect(codes.filter((c) => c === 409)).toHaveLength(9);
+    expect((await t.req('GET', `/v1/agents/${agent}/memories?user_id=u-race`)).json().total).toBe(100);
+  });
+
   it('leaves the user out of the prompt when add_user_to_context is false, and extracts nothing without the switches', async () => {
     const agent = await t.createAgent({ ...llmFields(), agno_settings: { add_user_to_context: false } });
     await invoke(agent, { input: { text: 'Hello', user: ada } });
