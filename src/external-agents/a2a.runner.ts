@@ -56,7 +56,7 @@ export class A2aAgentRunner implements TaskRunner {
     let signal: AbortSignal | undefined;
     try {
       c = parseConnectivity('a2a', req.agent.connectivity_details);
-      headers = await remoteHeaders(c, req.task.organization_id, this.deps.secrets);
+      headers = await remoteHeaders(c, req.task, this.deps.secrets);
       signal = runSignal(req.signal, c.timeout_seconds);
       fetch = runFetch(this.deps.fetch, headers, signal);
       const conn = c;

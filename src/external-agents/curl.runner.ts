@@ -46,7 +46,7 @@ export class CurlAgentRunner implements TaskRunner {
       const c = parseConnectivity('curl', req.agent.connectivity_details);
       timeout = c.timeout_seconds;
       signal = runSignal(req.signal, c.timeout_seconds);
-      fetch = runFetch(this.deps.fetch, await remoteHeaders(c, req.task.organization_id, this.deps.secrets), signal);
+      fetch = runFetch(this.deps.fetch, await remoteHeaders(c, req.task, this.deps.secrets), signal);
       const { url, init } = buildRequest(c, prompt);
       const f = fetch;
       const answer = await traced(req, clock, { name: `curl ${c.method}`, payload: { url: redactedUrl(url), method: c.method } }, async () => {

@@ -1,3 +1,4 @@
+import type { InboundCall } from '../tasks/call-depth.js';
 import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
 import type { A2aRunnerDeps } from './a2a.runner.js';
 import type { A2aInboundService, InboundDeps, RpcOutcome } from './inbound/a2a-inbound.service.js';
@@ -33,7 +34,7 @@ export class LazyA2aInbound implements Pick<A2aInboundService, 'card' | 'rpc'> {
     return (await this.loaded).card(principal, agentId, version);
   }
 
-  async rpc(principal: Principal, agentId: string, body: unknown, version: string | undefined, clientGone?: AbortSignal, userToken?: string): Promise<RpcOutcome> {
-    return (await this.loaded).rpc(principal, agentId, body, version, clientGone, userToken);
+  async rpc(principal: Principal, agentId: string, body: unknown, version: string | undefined, clientGone?: AbortSignal, inbound: InboundCall = {}): Promise<RpcOutcome> {
+    return (await this.loaded).rpc(principal, agentId, body, version, clientGone, inbound);
   }
 }

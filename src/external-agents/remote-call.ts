@@ -1,4 +1,6 @@
 import { isoTime, type Clock } from '../lib/clock.js';
+import { CALL_DEPTH_HEADER } from '../tasks/call-depth.js';
+import type { Task } from '../tasks/task.types.js';
 import { isEgressRefused } from '../net/index.js';
 import type { SchemaChecker } from '../lib/schema-checker.js';
 import { nextRunNumber } from '../runtime/history.js';
@@ -31,9 +33,17 @@ export class RemoteAgentError extends Error {
   }
 }
 
-/** The headers every request to the remote agent carries: `custom_headers`, then the credential of `auth_type`. */
-export async function remoteHeaders(c: A2aConnectivity | CurlConnectivity, organizationId: string, secrets: SecretReader): Promise<Record<string, string>> {
-  const headers: Record<string, string> = { ...c.custom_headers };
+/**
+ * The headers every request to the remote agent carries: `custom_headers`, then the credential of `auth_type`, and
+ * the call depth of the task the remote agent will run (this task's + 1), so a remote Agentry refuses a loop of agents
+ * calling each other (src/tasks/call-depth.ts). Other servers ignore the header.
+ */
+export async function remoteHeaders(c: A2aConnectivity | CurlConnectivity, task: Task, secrets: SecretReader): Promise<Record<string, string>> {
+  const organizationId = task.organization_id;
+  const headers: Record<string, string> = {};
+  // Ours, whatever the case a custom header spells it in: a configured value must not reset the count.
+  for (const [k, v] of Object.entries(c.custom_headers ?? {})) if (k.toLowerCase() !== CALL_DEPTH_HEADER) headers[k] = v;
+  headers[CALL_DEPTH_HEADER] = String(task.call_depth + 1);
   if (c.auth_type === 'none') return headers;
   let key = c.api_key;
   if (!key && c.api_key_secret) {

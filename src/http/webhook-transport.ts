@@ -1,3 +1,4 @@
+import { callDepthOf } from '../tasks/call-depth.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Container } from '../container.js';
 import { AppError } from '../errors.js';
@@ -43,6 +44,7 @@ export async function runWebhook(c: Container, r: WebhookRequest): Promise<Webho
     apiKey: r.form === 'key' ? apiKeyOf(r.headers, r.query) : undefined,
     // Neither form authenticates with Authorization, so it may carry the end user's token (OIDC pre-auth).
     userToken: userTokenOf(r.headers, true),
+    callDepth: callDepthOf(r.headers),
     query: r.query,
     body: r.body,
     files: r.files,

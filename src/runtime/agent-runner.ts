@@ -89,6 +89,7 @@ export class AgentRunner implements TaskRunner {
         preAuthToken,
         userId: task.user_id ?? task.input.user?.id ?? undefined,
         emit: req.emit,
+        callDepth: task.call_depth,
       };
       const [tools, sections] = await Promise.all([
         this.deps.tools.buildTools(runAgent, toolCtx),

@@ -117,6 +117,7 @@ const TYPICAL_NEW_TASK: Readonly<Partial<TaskRow>> = Object.freeze({
   disable_attachment_injection: 0,
   sealed_user_tokens: null,
   parent_execution: null,
+  call_depth: 0,
   is_manually_stopped: 0,
   prompt_tokens: 0,
   completion_tokens: 0,

@@ -25,6 +25,7 @@ export function presentTask(r: TaskRow, subExecutions: string[] = []): Task {
     result: r.result,
     execution_attempts: Number(r.execution_attempts),
     parent_execution: r.parent_execution,
+    call_depth: Number(r.call_depth ?? 0),
     sub_executions: subExecutions,
     is_manually_stopped: Number(r.is_manually_stopped) === 1,
     additional_context: r.additional_context,

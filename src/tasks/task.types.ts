@@ -52,6 +52,8 @@ export interface Task {
   result: string | null;
   execution_attempts: number;
   parent_execution: string | null;
+  /** Agent calls that led to this task: 0 from outside, the caller's + 1 for a sub-agent or an agent calling over HTTP. */
+  call_depth: number;
   sub_executions: string[];
   is_manually_stopped: boolean;
   additional_context: string | null;
@@ -110,6 +112,8 @@ export interface TaskSubmission {
   userTokens?: Record<string, string>;
   disableAttachmentInjection?: boolean;
   parentExecution?: string | null;
+  /** How many agent calls led to this submission (src/tasks/call-depth.ts); 0 when absent. */
+  callDepth?: number;
   /** The schedule whose occurrence this is (source `schedule`). */
   scheduleId?: string;
   /** A webhook caller's URL to call back with the signed notification when this run ends (docs/notifications.md). */

@@ -48,6 +48,7 @@ export type ContinuationFields = Pick<
   | 'sealed_user_tokens'
   | 'max_attempts'
   | 'parent_execution'
+  | 'call_depth'
   | 'callback_url'
 >;
 

@@ -21,6 +21,7 @@ import { hasNulText, nulTextError } from '../lib/nul-text.js';
 import { canSeeAgent, listOwner } from '../auth/agent-access.js';
 import type { Principal } from '../auth/principal.js';
 import { admitSubmission, type InvocationPreAuth } from './submission-access.js';
+import { checkedCallDepth } from './call-depth.js';
 
 const DAY_MS = 86_400_000;
 const TITLE_CHARS = 80;
@@ -236,6 +237,7 @@ export class TasksService implements TaskSubmitter {
       sealed_user_tokens: userTokens && Object.keys(userTokens).length ? this.secretBox.sealJson(userTokens) : null,
       max_attempts: strategies.maxAttempts,
       parent_execution: s.parentExecution ?? null,
+      call_depth: checkedCallDepth(s.callDepth),
       callback_url: s.callbackUrl ?? null,
     };
     // Before any group commit: one row PostgreSQL refuses would fail every other caller's row in its batch, and one
@@ -545,6 +547,7 @@ function newTaskRow(s: TaskSubmission, id: string, f: ContinuationFields, now: n
     disable_attachment_injection: f.disable_attachment_injection,
     sealed_user_tokens: f.sealed_user_tokens,
     parent_execution: f.parent_execution,
+    call_depth: f.call_depth,
     callback_url: f.callback_url,
     is_manually_stopped: 0,
     prompt_tokens: 0,

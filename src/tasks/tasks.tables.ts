@@ -29,6 +29,8 @@ export interface TasksTables {
     /** The submission's user tokens, sealed with the secret box; wiped when the task ends. */
     sealed_user_tokens: string | null;
     parent_execution: string | null;
+    /** Agent calls that led to this task (src/tasks/call-depth.ts); 0 for a call from outside. */
+    call_depth: number;
     /** A webhook caller's `callback_url` for this run: called with the signed notification when the run ends. */
     callback_url: string | null;
     is_manually_stopped: number;

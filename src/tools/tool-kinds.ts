@@ -68,6 +68,8 @@ export interface ToolCallContext {
   userId?: string;
   /** Appends an event to the task's trace: sub_agent_trigger, auth_event, ... (tool_call_* are the runner's). */
   emit(type: TaskEventType, data: Record<string, unknown>): Promise<void>;
+  /** Agent calls that led to this task (`task.call_depth`): a sub-agent's task is one deeper. */
+  callDepth?: number;
   /** The LLM's id of the call being executed; absent while tools are being built. */
   toolCallId?: string;
 }

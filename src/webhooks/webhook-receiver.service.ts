@@ -23,6 +23,8 @@ export interface WebhookCall {
   apiKey?: string;
   /** The end user's token (`x-user-token`, or `Authorization: Bearer`), for `use_oidc_pre_auth` agents. */
   userToken?: string;
+  /** From the x-agentry-call-depth header (src/tasks/call-depth.ts). */
+  callDepth?: number;
   query: Record<string, unknown>;
   body: Record<string, unknown>;
   files: IncomingFile[];
@@ -86,6 +88,7 @@ export class WebhookReceiver {
       additionalContext: params.context ? JSON.stringify(params.context) : null,
       userTokens: params.userTokens,
       userToken: call.userToken,
+      callDepth: call.callDepth,
       disableAttachmentInjection: params.disableAttachmentInjection,
       awaited: !params.asynchronous,
       callbackUrl: params.callbackUrl,

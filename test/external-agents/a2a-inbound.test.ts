@@ -1,6 +1,7 @@
 import { TaskState } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_CALL_DEPTH } from '../../src/tasks/call-depth.js';
 import type { Task } from '../../src/tasks/task.types.js';
 import { startOpenAIServer } from '../fakes/openai-server.js';
 import type { ScriptedLlmServer } from '../fakes/scripted-llm.js';
@@ -63,6 +64,30 @@ describe.each(TEST_DBS)('Agentry agents over A2A (%s)', (kind) => {
     const remoteTask = (await remote.req('GET', `/v1/tasks/${step.remote_task_id}`)).json() as Task;
     expect(remoteTask).toMatchObject({ source: 'a2a', agent_id: remoteAgent, status: 'completed', result: 'remote says: ping' });
     expect((await remote.req('GET', `/v1/tasks?source=a2a`)).json().total).toBeGreaterThan(0);
+  });
+
+  it('an a2a agent pointing at itself stops after MAX_CALL_DEPTH nested calls instead of filling every worker slot', async () => {
+    const loop = await remote.createAgent({ type: 'a2a', connectivity_details: { url: 'http://127.0.0.1:9/placeholder', auth_type: 'api_key', api_key: remote.keyA } });
+    const patched = await remote.req('PATCH', `/v1/agents/${loop}?deploy=true`, { connectivity_details: { url: `${remoteUrl}/v1/a2a/agents/${loop}`, auth_type: 'api_key', api_key: remote.keyA } });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const r = await remote.req('POST', `/v1/agents/${loop}/invoke`, { input: { text: 'round and round' } });
+    const task = r.json() as Task;
+    expect(task.status).not.toBe('completed');
+    expect(task.call_depth).toBe(0);
+    // Depths 0..MAX ran; the call that would have been one deeper was refused, and every level ended.
+    const all = (await remote.req('GET', `/v1/tasks?agent_id=${loop}&per_page=50`)).json().items as Task[];
+    expect(all.map((t) => t.call_depth).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(all.every((t) => ['error', 'failed'].includes(t.status))).toBe(true);
+    const deepest = all.find((t) => t.call_depth === MAX_CALL_DEPTH)!;
+    expect(deepest.result).toMatch(/nest deeper than 5/);
+  }, 60_000);
+
+  it('a caller that declares a call depth past the bound is refused with 422 on invoke, and nothing is created', async () => {
+    const before = (await remote.req('GET', `/v1/tasks?agent_id=${remoteAgent}`)).json().total;
+    const r = await remote.req('POST', `/v1/agents/${remoteAgent}/invoke`, { input: { text: 'deep' } }, { 'x-agentry-call-depth': String(MAX_CALL_DEPTH + 1) });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().detail[0]).toMatchObject({ loc: ['header', 'x-agentry-call-depth'] });
+    expect((await remote.req('GET', `/v1/tasks?agent_id=${remoteAgent}`)).json().total).toBe(before);
   });
 
   it('answers the SDK v1.0 client: SendMessage without blocking, then GetTask until completed', async () => {

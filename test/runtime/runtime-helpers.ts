@@ -47,6 +47,7 @@ export function makeTask(overrides: Partial<Task> = {}): Task {
     input: { text: 'What is the weather in Paris?', files: [], user: null },
     status: 'executing',
     source: 'api',
+    call_depth: 0,
     created_at: new Date().toISOString(),
     started_at: null,
     finished_at: null,

@@ -1,3 +1,4 @@
+import type { InboundCall } from '../../tasks/call-depth.js';
 import { LegacyJsonRpcTransportHandler, LegacyRestTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from '@a2a-js/sdk/server';
 import type { Principal } from '../../auth/principal.js';
@@ -40,8 +41,8 @@ export class A2aInboundService {
     return new LegacyRestTransportHandler(this.handler(target)).getAuthenticatedExtendedAgentCard(new ServerCallContext({ requestedVersion: version }));
   }
 
-  async rpc(principal: Principal, agentId: string, body: unknown, version: string | undefined, clientGone?: AbortSignal, userToken?: string): Promise<RpcOutcome> {
-    const target = { ...(await this.target(principal, agentId)), clientGone, caller: principal, userToken };
+  async rpc(principal: Principal, agentId: string, body: unknown, version: string | undefined, clientGone?: AbortSignal, inbound: InboundCall = {}): Promise<RpcOutcome> {
+    const target = { ...(await this.target(principal, agentId)), clientGone, caller: principal, ...inbound };
     const legacy = isLegacy(version);
     const id = body && typeof body === 'object' && !Array.isArray(body) && 'id' in body ? (body as { id: unknown }).id : null;
     const mapError = (e: unknown): JsonRpcAnswer => ({

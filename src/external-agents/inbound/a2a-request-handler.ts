@@ -30,6 +30,8 @@ export interface InboundTarget {
   caller?: Principal;
   /** The end user's token for a use_oidc_pre_auth agent. */
   userToken?: string;
+  /** Agent calls that led to this request (src/tasks/call-depth.ts). */
+  callDepth?: number;
 }
 
 export interface A2aHandlerDeps {
@@ -120,7 +122,7 @@ export class AgentryA2aHandler implements A2ARequestHandler {
     if (text.length > MAX_TEXT_CHARS) throw new RequestMalformedError(`the message is longer than ${MAX_TEXT_CHARS} characters`);
     const conversation = m.taskId || m.contextId || undefined;
     if (conversation !== undefined && !isValidTaskId(conversation)) throw new RequestMalformedError('taskId and contextId must be 1-128 printable characters');
-    return { organizationId: this.target.organizationId, agentId: this.target.agentId, taskId: conversation, source: 'a2a' as const, text, user: null, caller: this.target.caller, userToken: this.target.userToken };
+    return { organizationId: this.target.organizationId, agentId: this.target.agentId, taskId: conversation, source: 'a2a' as const, text, user: null, caller: this.target.caller, userToken: this.target.userToken, callDepth: this.target.callDepth };
   }
 
   /** A task of this agent; another agent's (or organization's) task is as missing as one that never existed. */

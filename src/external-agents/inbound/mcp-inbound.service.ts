@@ -1,3 +1,4 @@
+import type { InboundCall } from '../../tasks/call-depth.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -36,7 +37,7 @@ interface AgentTool {
 export class McpInboundService {
   constructor(private readonly deps: McpInboundDeps) {}
 
-  async handle(principal: Principal, request: Request, parsedBody: unknown, userToken?: string): Promise<Response> {
+  async handle(principal: Principal, request: Request, parsedBody: unknown, inbound: InboundCall = {}): Promise<Response> {
     // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE); the spec's answer is 405.
     if (request.method !== 'POST') {
       return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; use POST' } }), {
@@ -46,7 +47,7 @@ export class McpInboundService {
     }
     const server = new Server({ name: 'agentry', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await this.tools(principal)).map((t) => t.tool) }));
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => this.call(principal, req.params.name, req.params.arguments ?? {}, extra.signal, userToken));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => this.call(principal, req.params.name, req.params.arguments ?? {}, extra.signal, inbound));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
@@ -90,7 +91,7 @@ export class McpInboundService {
     return out;
   }
 
-  private async call(principal: Principal, name: string, args: Record<string, unknown>, signal: AbortSignal, userToken?: string): Promise<CallToolResult> {
+  private async call(principal: Principal, name: string, args: Record<string, unknown>, signal: AbortSignal, inbound: InboundCall): Promise<CallToolResult> {
     const fail = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
     const target = (await this.tools(principal)).find((t) => t.tool.name === name);
     if (!target) return fail(`There is no agent tool named "${name}"`);
@@ -100,7 +101,7 @@ export class McpInboundService {
     const taskId = args.task_id;
     if (taskId !== undefined && (typeof taskId !== 'string' || !isValidTaskId(taskId))) return fail('task_id must be 1-128 printable characters');
     try {
-      const task = await this.deps.tasks.submit({ organizationId: principal.organizationId, agentId: target.agentId, taskId, source: 'mcp', text: prompt, user: null, awaited: true, caller: principal, userToken });
+      const task = await this.deps.tasks.submit({ organizationId: principal.organizationId, agentId: target.agentId, taskId, source: 'mcp', text: prompt, user: null, awaited: true, caller: principal, userToken: inbound.userToken, callDepth: inbound.callDepth });
       const done = await this.deps.tasks.waitForFinal(principal.organizationId, task.id, { timeoutMs: this.deps.syncTimeoutMs, signal, subExecutions: false });
       const structuredContent = { task_id: done.id, status: done.status, result: done.result };
       if (!FINAL_STATUSES.has(done.status)) {

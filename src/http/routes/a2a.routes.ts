@@ -1,3 +1,4 @@
+import { callDepthOf } from '../../tasks/call-depth.js';
 import { userTokenOf } from '../../auth/pre-auth-token.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.js';
@@ -21,7 +22,7 @@ export function a2aRoutes(router: Router, c: Container): void {
       reply.raw.once('close', () => gone.abort());
       // The end user's token of a use_oidc_pre_auth agent (docs/access.md): x-user-token, or Authorization when the key is in x-api-key.
       const userToken = userTokenOf(request.headers, request.headers['x-api-key'] !== undefined);
-      const out = await c.a2a.rpc(principal, params.agent_id, request.body, a2aVersion(request), gone.signal, userToken);
+      const out = await c.a2a.rpc(principal, params.agent_id, request.body, a2aVersion(request), gone.signal, { userToken, callDepth: callDepthOf(request.headers) });
       return out.kind === 'json' ? out.body : sendRpcStream(request, reply, out);
     },
   );

@@ -1,3 +1,4 @@
+import { callDepthOf } from '../../tasks/call-depth.js';
 import type { FastifyRequest } from 'fastify';
 import type { Container } from '../../container.js';
 import { userTokenOf } from '../../auth/pre-auth-token.js';
@@ -40,6 +41,7 @@ function submission(principal: Principal, agentId: string, body: InvokeBody, ver
   return {
     // With an API key in x-api-key, Authorization may carry the end user's token (OIDC pre-auth).
     userToken: userTokenOf(request.headers, principal.kind === 'api_key'),
+    callDepth: callDepthOf(request.headers),
     organizationId: principal.organizationId,
     agentId,
     caller: principal,

@@ -1,3 +1,4 @@
+import { callDepthOf } from '../../tasks/call-depth.js';
 import { userTokenOf } from '../../auth/pre-auth-token.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../../container.js';
@@ -14,7 +15,7 @@ export function mcpEndpointRoutes(router: Router, c: Container): void {
   for (const method of ['POST', 'GET', 'DELETE'] as const) {
     router.route({ method, url: '/v1/mcp', summary: 'MCP server (streamable HTTP): one tool per discoverable agent', tags: ['mcp'] }, async ({ principal, request, reply }) => {
       const userToken = userTokenOf(request.headers, request.headers['x-api-key'] !== undefined);
-      const res = await c.mcpEndpoint.handle(principal, toWebRequest(request), request.body, userToken);
+      const res = await c.mcpEndpoint.handle(principal, toWebRequest(request), request.body, { userToken, callDepth: callDepthOf(request.headers) });
       return send(reply, res);
     });
   }

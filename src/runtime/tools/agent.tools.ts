@@ -78,6 +78,7 @@ export class AgentToolProvider implements RuntimeToolProvider {
       text: String(args.input ?? ''),
       additionalContext: typeof args.additional_context === 'string' ? args.additional_context : null,
       parentExecution: ctx.taskId,
+      callDepth: (ctx.callDepth ?? 0) + 1,
       parentAgentId: ctx.agentId,
       userTokens: withPreAuth(ctx.userTokens, ctx.preAuthToken),
       // The child acts for the same person: its trace shows the user, and their stored MCP tokens apply.
