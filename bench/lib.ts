@@ -44,6 +44,11 @@ export async function startChild(kind: string, env: Record<string, string> = {})
   return { proc, url };
 }
 
+/** A child process that dies with the benchmark, its stdout piped (for a `{"url"}` line), its stderr shown. */
+export function spawnTracked(command: string, args: string[], env: Record<string, string>): ChildProcess {
+  return track(spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] }));
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = createServer();

@@ -11,6 +11,7 @@ import { createPgDatabase } from '../test/support/databases.js';
 import { interleaved, json, latency, load, memoryOf, sleep, startChild, startService, type Child, type LatencyResult, type LoadResult, type Service } from './lib.js';
 import { countTasks, freshStore, KEY, setupAgent, type Store } from './service-setup.js';
 import { defaultDeployment, type ReportRow } from './default-deployment.js';
+import { peerComparison } from './peers.js';
 
 const DURATION = Number(process.env.BENCH_DURATION_SEC ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -32,7 +33,7 @@ const ROUNDS = 4;
 /** How often the drain's progress is counted. */
 const DRAIN_POLL_MS = 500;
 /** Which scenarios run (all by default): a profile or an A/B comparison usually needs one alone. */
-const SCENARIO_NAMES = ['create', 'accept', 'schema', 'drain', 'sync', 'default'] as const;
+const SCENARIO_NAMES = ['create', 'accept', 'schema', 'drain', 'sync', 'default', 'peers'] as const;
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? SCENARIO_NAMES.join(',')).split(',').map((s) => s.trim()));
 for (const s of SCENARIOS) if (!(SCENARIO_NAMES as readonly string[]).includes(s)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${s}" (known: ${SCENARIO_NAMES.join(', ')})`);
 // One worker drains the backlog the accept scenario leaves.
@@ -118,6 +119,20 @@ async function runOn(db: 'sqlite' | 'postgres', children: Children): Promise<voi
         warmupSec: WARMUP,
         rounds: 3,
         bigBacklog: BIG_BACKLOG,
+        stores,
+        row: (r) => rows.push(r),
+        extra: (line) => extras.push(line),
+      });
+    }
+    if (want('peers')) {
+      await peerComparison({
+        db,
+        env,
+        llmUrl: children.llm.url,
+        connections: [1, CONNECTIONS],
+        rounds: 3,
+        sliceSec: Math.max(2, DURATION / 3),
+        warmupSec: WARMUP,
         stores,
         row: (r) => rows.push(r),
         extra: (line) => extras.push(line),
