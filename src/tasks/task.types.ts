@@ -193,4 +193,9 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** false: the caller shows no `sub_executions` (they cost a read); left empty. */
   subExecutions?: boolean;
+  /**
+   * The task as the caller's submission just returned it. Pending or running, its next status change will be
+   * signalled, so the wait starts by listening instead of reading a row the caller already has.
+   */
+  submitted?: Pick<Task, 'status'>;
 }

@@ -274,17 +274,19 @@ export class TasksService implements TaskSubmitter {
     return this.present(row);
   }
 
-  async waitForFinal(organizationId: string, taskId: string, { timeoutMs, signal, subExecutions = true }: WaitOptions): Promise<Task> {
+  async waitForFinal(organizationId: string, taskId: string, { timeoutMs, signal, subExecutions = true, submitted }: WaitOptions): Promise<Task> {
     const deadline = performance.now() + timeoutMs;
+    const justSubmitted = submitted?.status === 'pending' || submitted?.status === 'executing';
     return this.watch(organizationId, taskId, async (waker, committed) => {
       const onAbort = () => waker.wake();
       signal?.addEventListener('abort', onAbort);
       try {
         for (let first = true; ; first = false) {
           const carried = committed();
-          // A run of this process's worker signals its outcome here, with the row: wait for that rather than read the
-          // task first (the poll below still reads, should the signal not come).
-          if (!carried && first && this.localSlots?.runningHere(organizationId, taskId)) {
+          // A run of this process's worker signals its outcome here, with the row, and a task its caller has just
+          // submitted is known to be pending or running: wait for the signal rather than read the task first (the poll
+          // below still reads, should the signal not come). One read less per synchronous webhook call.
+          if (!carried && first && (justSubmitted || this.localSlots?.runningHere(organizationId, taskId))) {
             await waker.sleep(Math.min(this.pollMs, deadline - performance.now()));
             continue;
           }

@@ -105,7 +105,7 @@ export class WebhookReceiver {
     }
     if (!task) return { kind: 'started', taskId: acceptedId! };
     // The synchronous answer (spec 2.7) shows no sub-executions.
-    const final = await this.tasks.waitForFinal(organizationId, task.id, { timeoutMs: this.syncTimeoutMs, subExecutions: false });
+    const final = await this.tasks.waitForFinal(organizationId, task.id, { timeoutMs: this.syncTimeoutMs, subExecutions: false, submitted: task });
     return { kind: 'result', value: present(final, params) };
   }
 

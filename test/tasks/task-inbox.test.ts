@@ -196,6 +196,7 @@ describe('task inbox settling', () => {
       disable_attachment_injection: 1,
       sealed_user_tokens: 'sealed',
       parent_execution: 'p',
+      call_depth: 2,
       is_manually_stopped: 0,
       prompt_tokens: 0,
       completion_tokens: 0,
@@ -219,7 +220,7 @@ describe('task inbox settling', () => {
       schedule_id: 's',
     } as TaskRow;
     expect(expandRow(compactRow(row))).toEqual(row);
-    const typical = { ...row, source: 'webhook', schedule_id: null, input_files: '[]', input_user: null, user_id: null, title: null, additional_context: null, instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, parent_execution: null } as TaskRow;
+    const typical = { ...row, source: 'webhook', schedule_id: null, input_files: '[]', input_user: null, user_id: null, title: null, additional_context: null, instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, parent_execution: null, call_depth: 0 } as TaskRow;
     expect(expandRow(compactRow(typical))).toEqual(typical);
     expect(JSON.parse(compactRow(typical))).toEqual({ organization_id: 'o', id: 't', agent_id: 'a', agent_version: '3', input_text: 'hello', max_attempts: 3, queued_at: 5, created_at: 5, updated_at: 5 });
   });

@@ -68,7 +68,7 @@ export class AgentryA2aHandler implements A2ARequestHandler {
       const blocking = !params.configuration?.returnImmediately;
       const task = await this.deps.tasks.submit({ ...this.submission(params), awaited: blocking });
       if (!blocking) return toA2aTask(task);
-      return toA2aTask(await this.deps.tasks.waitForFinal(this.target.organizationId, task.id, { timeoutMs: this.deps.syncTimeoutMs, signal: this.target.clientGone, subExecutions: false }));
+      return toA2aTask(await this.deps.tasks.waitForFinal(this.target.organizationId, task.id, { timeoutMs: this.deps.syncTimeoutMs, signal: this.target.clientGone, subExecutions: false, submitted: task }));
     });
   }
 

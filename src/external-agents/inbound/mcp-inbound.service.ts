@@ -102,7 +102,7 @@ export class McpInboundService {
     if (taskId !== undefined && (typeof taskId !== 'string' || !isValidTaskId(taskId))) return fail('task_id must be 1-128 printable characters');
     try {
       const task = await this.deps.tasks.submit({ organizationId: principal.organizationId, agentId: target.agentId, taskId, source: 'mcp', text: prompt, user: null, awaited: true, caller: principal, userToken: inbound.userToken, callDepth: inbound.callDepth });
-      const done = await this.deps.tasks.waitForFinal(principal.organizationId, task.id, { timeoutMs: this.deps.syncTimeoutMs, signal, subExecutions: false });
+      const done = await this.deps.tasks.waitForFinal(principal.organizationId, task.id, { timeoutMs: this.deps.syncTimeoutMs, signal, subExecutions: false, submitted: task });
       const structuredContent = { task_id: done.id, status: done.status, result: done.result };
       if (!FINAL_STATUSES.has(done.status)) {
         return { content: [{ type: 'text', text: `The task ${done.id} is still ${done.status}; read its result later with GET /v1/tasks/${done.id}` }], structuredContent, isError: true };

@@ -21,7 +21,7 @@ export function invokeRoutes(router: Router, c: Container): void {
     // A caller that hung up stops the wait (not the task, which is committed and runs on).
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
-    return c.tasks.waitForFinal(principal.organizationId, task.id, { timeoutMs: c.config.syncTimeoutMs, signal: gone.signal });
+    return c.tasks.waitForFinal(principal.organizationId, task.id, { timeoutMs: c.config.syncTimeoutMs, signal: gone.signal, submitted: task });
   });
 
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, ({ principal, body, query, params, request }) =>
