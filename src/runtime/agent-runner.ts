@@ -90,6 +90,7 @@ export class AgentRunner implements TaskRunner {
         userId: task.user_id ?? task.input.user?.id ?? undefined,
         emit: req.emit,
         callDepth: task.call_depth,
+        parkWhile: req.parkWhile,
       };
       const [tools, sections] = await Promise.all([
         this.deps.tools.buildTools(runAgent, toolCtx),

@@ -35,6 +35,11 @@ export interface RunRequest {
   emit(type: TaskEvent['type'], data: Record<string, unknown>): Promise<void>;
   /** Supervised agents: resolves true when a person approves the mutating call, false when rejected. */
   requestApproval(request: { tool: string; arguments: Record<string, unknown> }): Promise<boolean>;
+  /**
+   * Lends this run's worker slot to other tasks until `waiting` settles: a run waiting for a child task (a sub-agent)
+   * uses no CPU, and the child may need the very slot it holds. Absent outside a worker.
+   */
+  parkWhile?<T>(waiting: Promise<T>): Promise<T>;
 }
 
 export interface RunOutcome {

@@ -12,6 +12,7 @@ import type { FinalEvent, FinishFields, FinishItem, Lease, TaskQueueRepository, 
 import { eventRow, parseTimeMs, presentMessage, presentTask } from './task.presenter.js';
 import type { TaskInbox } from './task-inbox.js';
 import type { LocalSlots, SlotReservation } from './local-slots.js';
+import { MAX_CALL_DEPTH } from './call-depth.js';
 import { TaskSignals, Waker } from './task-signals.js';
 import type { TaskEvent } from './task.types.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
@@ -34,6 +35,8 @@ export interface TaskWorkerDeps {
   notifier?: TaskEndNotifier;
 }
 
+/** A waiting parent lends its slot (parkWhile); this many per configured slot at most: a chain of MAX_CALL_DEPTH. */
+const MAX_LENT_SLOTS_PER_SLOT = MAX_CALL_DEPTH;
 /** How often a busy worker checks its tasks for stop requests and approval decisions (stop must land within 1 s). */
 const CONTROL_MS = 250;
 /**
@@ -95,6 +98,8 @@ export class TaskWorker implements Startable, LocalSlots {
   private readonly running = new Map<string, Execution>();
   /** Slots held for awaited submissions being committed (see reserve) and for tasks being claimed. */
   private reserved = 0;
+  /** Slots lent by runs waiting on a child task (parkWhile); bounded by MAX_LENT_SLOTS_PER_SLOT x concurrency. */
+  private lent = 0;
   /**
    * Outcomes of runs that end together are committed together (GroupCommit): one commit, and on PostgreSQL one
    * statement, for all of them. A run never waits for a batch to fill: the first outcome is written at once, and
@@ -257,9 +262,26 @@ export class TaskWorker implements Startable, LocalSlots {
     return this.d.notifier!.plan({ status: r.status, agentConfig: agent?.config, callbackUrl: r.callback_url, view: () => r });
   }
 
-  /** Slots neither running a task nor held for one being claimed or committed. */
+  /** Slots neither running a task nor held for one being claimed or committed; a waiting parent's slot is lent. */
   private freeSlots(): number {
-    return this.d.concurrency - this.running.size - this.reserved;
+    return this.d.concurrency + this.lent - this.running.size - this.reserved;
+  }
+
+  /**
+   * A run waiting for a child task lends its slot: otherwise parents waiting on children fill every slot and the
+   * children, queued behind them, are never claimed (a chain of sub-agents as deep as the concurrency stalls until
+   * the sub-agent timeout). Lending is bounded, so waiting runs cannot grow the in-flight runs without limit: past
+   * the bound a parent waits holding its slot, as before.
+   */
+  private async parkWhile<T>(waiting: Promise<T>): Promise<T> {
+    if (this.lent >= this.d.concurrency * MAX_LENT_SLOTS_PER_SLOT) return waiting;
+    this.lent++;
+    this.claimWaker.wake();
+    try {
+      return await waiting;
+    } finally {
+      this.lent--;
+    }
   }
 
   /** LocalSlots: an awaited submission is committed already claimed by this worker and run at once. */
@@ -333,7 +355,7 @@ export class TaskWorker implements Startable, LocalSlots {
       .catch((err) => this.d.log.error({ err, task_id: row.id }, 'task execution failed'))
       .finally(() => {
         // A freed slot matters to the claim loop only if it had stopped claiming for want of one.
-        const wasFull = this.running.size >= this.d.concurrency;
+        const wasFull = this.running.size >= this.d.concurrency + this.lent;
         if (this.running.get(k) === e) this.running.delete(k);
         if (wasFull) this.claimWaker.wake();
       });
@@ -375,6 +397,7 @@ export class TaskWorker implements Startable, LocalSlots {
           return e.recorded;
         },
         requestApproval: (r) => this.requestApproval(e, r),
+        parkWhile: (waiting) => this.parkWhile(waiting),
       };
       outcome = await Promise.race([this.d.runner.run(req), rejectAfterAbort(e.abort.signal, ABORT_GRACE_MS)]);
     } catch (err) {

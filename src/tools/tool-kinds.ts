@@ -70,6 +70,8 @@ export interface ToolCallContext {
   emit(type: TaskEventType, data: Record<string, unknown>): Promise<void>;
   /** Agent calls that led to this task (`task.call_depth`): a sub-agent's task is one deeper. */
   callDepth?: number;
+  /** RunRequest.parkWhile: waits on a child task without holding a worker slot. */
+  parkWhile?<T>(waiting: Promise<T>): Promise<T>;
   /** The LLM's id of the call being executed; absent while tools are being built. */
   toolCallId?: string;
 }

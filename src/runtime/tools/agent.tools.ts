@@ -88,7 +88,9 @@ export class AgentToolProvider implements RuntimeToolProvider {
     await ctx.emit('sub_agent_trigger', { agent_id: agentId, task_id: child.id, tool_call_id: ctx.toolCallId ?? null, input: args.input });
     let done: Task;
     try {
-      done = await this.waitForChild(submitter, child, ctx.signal);
+      // Waiting uses no CPU: the worker may run other tasks (this child among them) in this run's slot meanwhile.
+      const waiting = this.waitForChild(submitter, child, ctx.signal);
+      done = await (ctx.parkWhile ? ctx.parkWhile(waiting) : waiting);
     } catch (e) {
       // The parent was stopped or gave up: nobody is waiting for the child's answer any more.
       if ((ctx.signal.aborted || e instanceof SubAgentTimeout) && this.deps.stopTask) {
