@@ -86,12 +86,9 @@ import { createObservability, type Observability } from './observability/observa
 import { registerExternalAgents } from './external-agents/external-agents.module.js';
 import { LazyA2aInbound } from './external-agents/lazy-a2a.js';
 import { McpInboundService } from './external-agents/inbound/mcp-inbound.service.js';
+import type { Startable } from './lib/lifecycle.js';
 
-/** A background component of the worker role (task runner, indexer). */
-export interface Startable {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
+export type { Startable } from './lib/lifecycle.js';
 
 /**
  * The composition root: every service is built here with plain constructors, and nowhere else.

@@ -3,15 +3,9 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import { ensurePrivateTree, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../lib/private-files.js';
+import type { BlobStore } from './blob-store.types.js';
 
-/** Where file bytes live. Keys are chosen by the files service (`<organization>/<file id>`), never by callers. */
-export interface BlobStore {
-  put(key: string, bytes: Uint8Array, contentType: string): Promise<void>;
-  /** undefined when the blob does not exist. */
-  get(key: string): Promise<Buffer | undefined>;
-  /** Deleting a missing blob is not an error. */
-  delete(key: string): Promise<void>;
-}
+export type { BlobStore } from './blob-store.types.js';
 
 const KEY_RE = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
 

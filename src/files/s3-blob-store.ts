@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import type { BlobStore } from './blob-store.js';
+import type { BlobStore } from './blob-store.types.js';
 
 export interface S3Settings {
   /** e.g. https://s3.eu-west-1.amazonaws.com or http://minio:9000; default: AWS for the region. */

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
-import type { Startable } from '../container.js';
+import type { Startable } from '../lib/lifecycle.js';
 import { chunkText, DEFAULT_CHUNKING } from './chunker.js';
 import type { ChunkStoreRepository, NewChunk } from './chunk-store.repository.js';
 import { DocumentReadError, type DocumentReader } from './document-reader.js';

@@ -1,4 +1,4 @@
-import type { Startable } from '../container.js';
+import type { Startable } from '../lib/lifecycle.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { LlmAgentFields, LlmService } from '../llm/llm.service.js';

@@ -1,4 +1,4 @@
-import type { Startable } from '../container.js';
+import type { Startable } from '../lib/lifecycle.js';
 import type { Db } from '../db/database.js';
 import type { EmbeddingProvider } from '../knowledge/embeddings.js';
 import type { Clock } from '../lib/clock.js';

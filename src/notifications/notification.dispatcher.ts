@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { Startable } from '../container.js';
+import type { Startable } from '../lib/lifecycle.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';

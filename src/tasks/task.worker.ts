@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Startable } from '../container.js';
+import type { Startable } from '../lib/lifecycle.js';
 import { isAppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';

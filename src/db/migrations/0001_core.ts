@@ -1,4 +1,4 @@
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 export const core0001: MigrationDef = {
   name: '0001_core',

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 export const agents0002: MigrationDef = {
   name: '0002_agents',

@@ -1,4 +1,4 @@
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 export const connectors0003: MigrationDef = {
   name: '0003_connectors',

@@ -1,4 +1,4 @@
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /** Tasks (the queue), their execution trace, conversation threads and per-run accounting. */
 export const tasks0004: MigrationDef = {

@@ -1,4 +1,4 @@
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /** Uploaded files (webhooks, knowledge documents) and the public webhook channel of each agent. */
 export const filesWebhooks0005: MigrationDef = {

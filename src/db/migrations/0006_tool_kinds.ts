@@ -1,4 +1,4 @@
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /** Custom functions, the MCP server registry and organization skills (issue 6). */
 export const toolKinds0006: MigrationDef = {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * Knowledge bases, their documents and chunks, and the `jobs` queue that indexes documents.

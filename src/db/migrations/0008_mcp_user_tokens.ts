@@ -1,4 +1,4 @@
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * OAuth access tokens stored per user for MCP registry servers of auth_type oauth2 (issue 6): one per

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * Three task indexes become partial: a queued task has no lease and (almost always) no parent, so its insert

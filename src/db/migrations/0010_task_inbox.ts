@@ -1,4 +1,4 @@
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * The task inbox (src/tasks/task-inbox.ts): asynchronous webhook calls append their new task here, one row per

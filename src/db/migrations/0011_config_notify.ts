@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { CONFIG_CHANNEL, CONFIG_TABLES } from '../config-change.js';
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * PostgreSQL: every committed change to a configuration table notifies CONFIG_CHANNEL, so each process can keep

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { SecretBox } from '../../lib/secret-box.js';
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * Seals every clear value of `llm_extra_headers` in stored agent configurations: the published and draft copies

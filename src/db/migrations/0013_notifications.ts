@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * Notifications when a task ends (issue 21, docs/notifications.md):

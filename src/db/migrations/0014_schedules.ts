@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * Schedules (src/schedules/): an agent's cron, interval and one-off invocations; one row per occurrence that came

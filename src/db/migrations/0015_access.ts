@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * Access (issue 24): API key roles, the owner of an agent for `access_scope: personal`, and the shared token buckets

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * Memories (issue 26): facts an agent keeps about a user (`user_id` set) or for all of its users (`user_id` null),

@@ -1,4 +1,4 @@
-import type { MigrationDef } from './index.js';
+import type { MigrationDef } from './migration.js';
 
 /**
  * `tasks.call_depth`: how many agent calls led to this task (0 for a call from outside; a sub-agent's task, or a task

@@ -1,5 +1,3 @@
-import type { Kysely } from 'kysely';
-import type { DialectName } from '../database.js';
 import { core0001 } from './0001_core.js';
 import { agents0002 } from './0002_agents.js';
 import { connectors0003 } from './0003_connectors.js';
@@ -17,21 +15,8 @@ import { memories0019 } from './0019_memories.js';
 import { notifications0013 } from './0013_notifications.js';
 import { access0015 } from './0015_access.js';
 import { callDepth0023 } from './0023_call_depth.js';
-import type { SecretBox } from '../../lib/secret-box.js';
+import type { MigrationDef } from './migration.js';
 
-/**
- * Forward-only migrations, applied in order on start. Never edit one that has shipped:
- * add a new file and one line here. Each receives the dialect for the few places SQL differs.
- */
-export interface MigrationDef {
-  name: string;
-  up(db: Kysely<any>, dialect: DialectName, ctx: MigrationContext): Promise<void>;
-}
-
-/** What a data migration may need beyond SQL. */
-export interface MigrationContext {
-  /** The master key's box, for migrations that seal stored values; absent in tools that migrate empty databases. */
-  secretBox?: SecretBox;
-}
+export type { MigrationContext, MigrationDef } from './migration.js';
 
 export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009, taskInbox0010, configNotify0011, sealLlmExtraHeaders0012, notifications0013, schedules0014, access0015, memories0019, callDepth0023];
