@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { Transaction } from 'kysely';
 import { isUniqueViolation } from '../db/database.js';
 import type { Database } from '../db/schema.js';
@@ -14,7 +13,10 @@ import type { TaskInbox } from './task-inbox.js';
 import type { LocalSlots } from './local-slots.js';
 import type { TaskEndNotifier } from './task-end-notifier.js';
 import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
-import { TaskSignals, Waker } from './task-signals.js';
+import type { TaskSignals } from './task-signals.js';
+import { presentWithChildren, TaskWatch } from './task-watch.js';
+import { TaskControl } from './task-control.js';
+import { isObject, jsonOrNull, newTaskRow, withoutSeq } from './task-rows.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskReport, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
 import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
 import { hasNulText, nulTextError } from '../lib/nul-text.js';
@@ -24,7 +26,6 @@ import { admitSubmission, type InvocationPreAuth } from './submission-access.js'
 import { checkedCallDepth } from './call-depth.js';
 
 const DAY_MS = 86_400_000;
-const TITLE_CHARS = 80;
 const EVENT_BATCH = 500;
 /** Tasks per group commit: 44 columns each, well under SQLite's 32,766 bound parameters per statement. */
 const INTAKE_BATCH = 200;
@@ -71,6 +72,10 @@ export class TasksService implements TaskSubmitter {
   private readonly intake = new GroupCommit<{ task: TaskRow; event: NewEventRow }, number>((items) => this.repo.insertNew(items), INTAKE_BATCH);
 
   private preAuth?: InvocationPreAuth;
+  /** Waits for a final status and follows traces (task-watch.ts). */
+  private readonly watcher: TaskWatch;
+  /** Stop and approval decisions (task-control.ts). */
+  private readonly control: TaskControl;
 
   /** OIDC pre-auth of invocations (the container wires src/auth/pre-auth.service.ts). */
   usePreAuth(preAuth: InvocationPreAuth): void {
@@ -87,7 +92,10 @@ export class TasksService implements TaskSubmitter {
     private readonly localSlots?: LocalSlots,
     private readonly runStart: RunStart = 'now',
     private readonly notifier?: TaskEndNotifier,
-  ) {}
+  ) {
+    this.watcher = new TaskWatch(repo, signals, localSlots);
+    this.control = new TaskControl({ repo, agents, signals, clock, notifier });
+  }
 
   async submit(s: TaskSubmission): Promise<Task> {
     return (await this.enqueue(s)).task;
@@ -271,45 +279,26 @@ export class TasksService implements TaskSubmitter {
     if (notified) this.notifier!.committed();
     // Finished already: no worker is woken; watchers of its trace are.
     this.signals.publish({ kind: 'task', organizationId: s.organizationId, taskId: id, statusChanged: true });
-    return this.present(row);
+    return presentWithChildren(this.repo, row);
   }
 
-  async waitForFinal(organizationId: string, taskId: string, { timeoutMs, signal, subExecutions = true, submitted }: WaitOptions): Promise<Task> {
-    const deadline = performance.now() + timeoutMs;
-    const justSubmitted = submitted?.status === 'pending' || submitted?.status === 'executing';
-    return this.watch(organizationId, taskId, async (waker, committed) => {
-      const onAbort = () => waker.wake();
-      signal?.addEventListener('abort', onAbort);
-      try {
-        for (let first = true; ; first = false) {
-          const carried = committed();
-          // A run of this process's worker signals its outcome here, with the row, and a task its caller has just
-          // submitted is known to be pending or running: wait for the signal rather than read the task first (the poll
-          // below still reads, should the signal not come). One read less per synchronous webhook call.
-          if (!carried && first && (justSubmitted || this.localSlots?.runningHere(organizationId, taskId))) {
-            await waker.sleep(Math.min(this.pollMs, deadline - performance.now()));
-            continue;
-          }
-          // The row a signal brought is as its writer committed it: no need to read it again.
-          const row = carried ?? (await this.repo.find(organizationId, taskId));
-          if (!row) throw AppError.notFound('Task');
-          const left = deadline - performance.now();
-          if (FINAL_STATUSES.has(row.status as TaskStatus) || row.status === 'paused' || left <= 0 || signal?.aborted) {
-            return subExecutions ? this.present(row) : presentTask(row);
-          }
-          await waker.sleep(Math.min(this.pollMs, left));
-        }
-      } finally {
-        signal?.removeEventListener('abort', onAbort);
-      }
-    });
+  waitForFinal(organizationId: string, taskId: string, opts: WaitOptions): Promise<Task> {
+    return this.watcher.waitForFinal(organizationId, taskId, opts);
+  }
+
+  /**
+   * Replays the trace after `afterSeq`, then follows it live until the task is final (or `abort` fires).
+   * Each event carries its `seq`, usable as an SSE id to resume from.
+   */
+  follow(organizationId: string, taskId: string, afterSeq: number, abort: AbortSignal): AsyncGenerator<TaskEvent & { seq: number }> {
+    return this.watcher.follow(organizationId, taskId, afterSeq, abort);
   }
 
   /** `viewer` (the API's caller): tasks of another's personal agent are answered as missing (src/auth/agent-access.ts). */
   async get(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
     const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
-    return this.present(row);
+    return presentWithChildren(this.repo, row);
   }
 
   async list(organizationId: string, filter: TaskFilter, page: number, perPage: number, viewer?: Principal): Promise<TaskPage> {
@@ -332,23 +321,8 @@ export class TasksService implements TaskSubmitter {
   async stop(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
     const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
-    if (FINAL_STATUSES.has(row.status as TaskStatus)) return this.present(row);
-    const now = this.clock.now();
-    // A stop ends the task too: its notifications (docs/notifications.md) are committed with it.
-    const agentConfig = this.notifier ? await this.agentConfigOf(row) : undefined;
-    let notified = false;
-    const stopped = await this.repo.transaction(async (trx) => {
-      const r = await this.repo.stop(trx, organizationId, taskId, now);
-      if (r) await this.repo.appendEvent(trx, eventRow(r, 'task_finished', now, presentTask(r)));
-      const outbox = r && this.notifier ? this.notifier.plan({ status: r.status, agentConfig, callbackUrl: r.callback_url, view: () => r }) : [];
-      if (outbox.length) await this.repo.insertDeliveries(trx, outbox);
-      notified = outbox.length > 0;
-      return r;
-    });
-    if (notified) this.notifier!.committed();
-    this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
     // Lost a race with the worker finishing it: show the task as it ended.
-    return stopped ? this.present(stopped) : this.get(organizationId, taskId);
+    return (await this.control.stop(row)) ?? this.get(organizationId, taskId);
   }
 
   /**
@@ -360,12 +334,6 @@ export class TasksService implements TaskSubmitter {
     if (row) return row;
     await this.inbox.settle();
     return this.repo.find(organizationId, taskId);
-  }
-
-  /** The configuration of the version the task ran, secrets revealed; undefined when the agent is gone. */
-  private async agentConfigOf(row: TaskRow): Promise<Record<string, unknown> | undefined> {
-    const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
-    return (await this.agents.getRunnable(row.organization_id, row.agent_id, version).catch(() => undefined))?.config;
   }
 
   async delete(organizationId: string, taskId: string, viewer?: Principal): Promise<void> {
@@ -399,43 +367,18 @@ export class TasksService implements TaskSubmitter {
     if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
   }
 
-  /**
-   * Replays the trace after `afterSeq`, then follows it live until the task is final (or `abort` fires).
-   * Each event carries its `seq`, usable as an SSE id to resume from.
-   */
-  async *follow(organizationId: string, taskId: string, afterSeq: number, abort: AbortSignal): AsyncGenerator<TaskEvent & { seq: number }> {
-    const waker = new Waker();
-    const off = this.signals.on((s) => {
-      if (s.kind === 'task' && s.organizationId === organizationId && s.taskId === taskId) waker.wake();
-    });
-    const onAbort = () => waker.wake();
-    abort.addEventListener('abort', onAbort);
-    try {
-      let cursor = afterSeq;
-      while (!abort.aborted) {
-        // Read the status first: events committed with a final status are all visible to the read after it.
-        const row = await this.repo.find(organizationId, taskId);
-        const batch = await this.repo.events(organizationId, taskId, cursor, EVENT_BATCH);
-        for (const r of batch) {
-          cursor = Number(r.seq);
-          yield presentEvent(r);
-        }
-        if (batch.length === EVENT_BATCH) continue;
-        if (!row || FINAL_STATUSES.has(row.status as TaskStatus)) return;
-        await waker.sleep(this.pollMs);
-      }
-    } finally {
-      off();
-      abort.removeEventListener('abort', onAbort);
-    }
-  }
-
   approve(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
     return this.decide(organizationId, taskId, 'approved', viewer);
   }
 
   reject(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
     return this.decide(organizationId, taskId, 'rejected', viewer);
+  }
+
+  private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected', viewer?: Principal): Promise<Task> {
+    const row = await this.findVisible(organizationId, taskId, viewer);
+    if (!row) throw AppError.notFound('Task');
+    return this.control.decide(row, decision);
   }
 
   /** Whether the task exists and the viewer may see its agent (the router's personal-scope check). */
@@ -448,20 +391,6 @@ export class TasksService implements TaskSubmitter {
     const row = await this.findAccepted(organizationId, taskId);
     if (!row || !viewer || viewer.role === 'admin') return row;
     return canSeeAgent(viewer, await this.agents.accessOf(organizationId, row.agent_id)) ? row : undefined;
-  }
-
-  private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected', viewer?: Principal): Promise<Task> {
-    const row = await this.findVisible(organizationId, taskId, viewer);
-    if (!row) throw AppError.notFound('Task');
-    const now = this.clock.now();
-    const decided = await this.repo.transaction(async (trx) => {
-      const r = await this.repo.decide(trx, organizationId, taskId, decision, now);
-      if (r) await this.repo.appendEvent(trx, eventRow(r, 'task_updated', now, { ...presentTask(r), hitl_decision: decision }));
-      return r;
-    });
-    if (!decided) throw new AppError('conflict', 'Task is not waiting for approval');
-    this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
-    return this.present(decided);
   }
 
   /**
@@ -487,113 +416,4 @@ export class TasksService implements TaskSubmitter {
     return { message: `The agent's limit of ${max} runs per day is reached`, retryAfter: Math.max(1, Math.ceil((dayStart + DAY_MS - now) / 1000)) };
   }
 
-  private async present(row: TaskRow): Promise<Task> {
-    const children = await this.repo.children(row.organization_id, [row.id]);
-    return presentTask(row, children.get(row.id) ?? []);
-  }
-
-  /** Another process may finish the task: without notifications across processes, poll briskly. */
-  private get pollMs(): number {
-    return this.signals.crossProcess ? 1000 : 200;
-  }
-
-  /**
-   * Wakes `fn`'s waker when the task's status changes (not for each event of its trace). `committed()` hands over,
-   * once, the row the last such signal carried (in-process signals from the worker carry the row it committed).
-   */
-  private async watch<T>(organizationId: string, taskId: string, fn: (waker: Waker, committed: () => TaskRow | undefined) => Promise<T>): Promise<T> {
-    const waker = new Waker();
-    let carried: TaskRow | undefined;
-    const off = this.signals.on((s) => {
-      if (s.kind === 'task' && s.statusChanged && s.organizationId === organizationId && s.taskId === taskId) {
-        carried = s.row;
-        waker.wake();
-      }
-    });
-    const committed = () => {
-      const row = carried;
-      carried = undefined;
-      return row;
-    };
-    try {
-      return await fn(waker, committed);
-    } finally {
-      off();
-    }
-  }
-}
-
-/**
- * A new task's row. One literal with every column (no spread): an object built by spreading and then adding
- * 29 more keys goes to V8's slow dictionary mode, which showed in the accept profile.
- */
-function newTaskRow(s: TaskSubmission, id: string, f: ContinuationFields, now: number): TaskRow {
-  return {
-    organization_id: s.organizationId,
-    id,
-    agent_id: s.agentId,
-    agent_version: f.agent_version,
-    status: 'pending',
-    source: f.source,
-    input_text: f.input_text,
-    input_files: f.input_files,
-    input_user: f.input_user,
-    user_id: f.user_id,
-    title: titleOf(s.text),
-    result: null,
-    additional_context: f.additional_context,
-    expected_output: f.expected_output,
-    instructions_override: f.instructions_override,
-    output_format: f.output_format,
-    output_schema: f.output_schema,
-    disable_attachment_injection: f.disable_attachment_injection,
-    sealed_user_tokens: f.sealed_user_tokens,
-    parent_execution: f.parent_execution,
-    call_depth: f.call_depth,
-    callback_url: f.callback_url,
-    is_manually_stopped: 0,
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    total_tokens: 0,
-    llm_model_provider: null,
-    llm_model_name: null,
-    run: 1,
-    execution_attempts: 0,
-    max_attempts: f.max_attempts,
-    fence: 0,
-    lease_owner: null,
-    lease_expires_at: null,
-    heartbeat_at: null,
-    queued_at: now,
-    hitl_request: null,
-    hitl_decision: null,
-    created_at: now,
-    updated_at: now,
-    started_at: null,
-    finished_at: null,
-    schedule_id: s.scheduleId ?? null,
-  };
-}
-
-function withoutSeq(e: TaskEvent & { seq: number }): TaskEvent {
-  const { seq: _seq, ...rest } = e;
-  return rest;
-}
-
-function titleOf(text: string): string | null {
-  const nl = text.indexOf('\n', text.length - text.trimStart().length);
-  const line = (nl < 0 ? text : text.slice(0, nl)).trim();
-  if (!line) return null;
-  // Code units bound code points from above: a short line needs no splitting into characters.
-  if (line.length <= TITLE_CHARS) return line;
-  const chars = [...line];
-  return chars.length > TITLE_CHARS ? chars.slice(0, TITLE_CHARS - 1).join('') + '…' : line;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return !!v && typeof v === 'object' && !Array.isArray(v);
-}
-
-function jsonOrNull(v: unknown): string | null {
-  return v === null || v === undefined ? null : JSON.stringify(v);
 }

@@ -1,0 +1,68 @@
+import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { TaskAgentDirectory } from './task-agents.js';
+import type { TaskEndNotifier } from './task-end-notifier.js';
+import { eventRow, presentTask } from './task.presenter.js';
+import type { TaskSignals } from './task-signals.js';
+import { presentWithChildren } from './task-watch.js';
+import { FINAL_STATUSES, type Task, type TaskStatus } from './task.types.js';
+import type { TaskRow, TasksRepository } from './tasks.repository.js';
+
+export interface TaskControlDeps {
+  repo: TasksRepository;
+  agents: TaskAgentDirectory;
+  signals: TaskSignals;
+  clock: Clock;
+  notifier?: TaskEndNotifier;
+}
+
+/**
+ * What a person does to a running task: stop it, approve or reject its supervised call. Each is one transaction
+ * with its trace event (and, for a stop, the task-end notifications), then a signal that wakes the worker running
+ * it. The caller (TasksService) has checked the task is visible to whoever asks.
+ */
+export class TaskControl {
+  constructor(private readonly d: TaskControlDeps) {}
+
+  /** Idempotent: a final task comes back as it is; an active one ends `stopped` and its worker aborts. Undefined when the worker finished it first. */
+  async stop(row: TaskRow): Promise<Task | undefined> {
+    if (FINAL_STATUSES.has(row.status as TaskStatus)) return presentWithChildren(this.d.repo, row);
+    const { organization_id: organizationId, id: taskId } = row;
+    const now = this.d.clock.now();
+    const notifier = this.d.notifier;
+    // A stop ends the task too: its notifications (docs/notifications.md) are committed with it.
+    const agentConfig = notifier ? await this.agentConfigOf(row) : undefined;
+    let notified = false;
+    const stopped = await this.d.repo.transaction(async (trx) => {
+      const r = await this.d.repo.stop(trx, organizationId, taskId, now);
+      if (r) await this.d.repo.appendEvent(trx, eventRow(r, 'task_finished', now, presentTask(r)));
+      const outbox = r && notifier ? notifier.plan({ status: r.status, agentConfig, callbackUrl: r.callback_url, view: () => r }) : [];
+      if (outbox.length) await this.d.repo.insertDeliveries(trx, outbox);
+      notified = outbox.length > 0;
+      return r;
+    });
+    if (notified) notifier!.committed();
+    this.d.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
+    return stopped ? presentWithChildren(this.d.repo, stopped) : undefined;
+  }
+
+  /** Records a person's decision on the task's pending approval; 409 when it is not waiting for one. */
+  async decide(row: TaskRow, decision: 'approved' | 'rejected'): Promise<Task> {
+    const { organization_id: organizationId, id: taskId } = row;
+    const now = this.d.clock.now();
+    const decided = await this.d.repo.transaction(async (trx) => {
+      const r = await this.d.repo.decide(trx, organizationId, taskId, decision, now);
+      if (r) await this.d.repo.appendEvent(trx, eventRow(r, 'task_updated', now, { ...presentTask(r), hitl_decision: decision }));
+      return r;
+    });
+    if (!decided) throw new AppError('conflict', 'Task is not waiting for approval');
+    this.d.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
+    return presentWithChildren(this.d.repo, decided);
+  }
+
+  /** The configuration of the version the task ran, secrets revealed; undefined when the agent is gone. */
+  private async agentConfigOf(row: TaskRow): Promise<Record<string, unknown> | undefined> {
+    const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
+    return (await this.d.agents.getRunnable(row.organization_id, row.agent_id, version).catch(() => undefined))?.config;
+  }
+}
