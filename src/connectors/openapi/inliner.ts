@@ -2,7 +2,7 @@ import type { JsonObject } from './document.js';
 import type { RefResolver } from './refs.js';
 
 /**
- * Turns schemas with `$ref`s into self-contained JSON Schema, as CONTRACT section 3 requires:
+ * Turns schemas with `$ref`s into self-contained JSON Schema, as docs/contract.md#inlining requires:
  *
  * - a reference is replaced by a copy of its target, `$ref` siblings merged over it (siblings win);
  * - a reference to a schema already being expanded on the current path (a cycle) becomes
