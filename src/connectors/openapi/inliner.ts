@@ -151,7 +151,8 @@ export class SchemaInliner {
         const m: JsonObject = {};
         for (const [name, sub] of Object.entries(v as JsonObject)) {
           // A property literally named "$ref" (SCIM, Kubernetes' JSONSchemaProps) would read as an unresolved
-          // reference to every consumer of the schema; it is left out (decisions.md).
+          // reference to every consumer of the schema; it is left out
+          // (docs/decisions.md#connectors-the-operation-schema).
           if (name === '$ref') continue;
           m[name] = this.copy(sub, child, ancestors, inner);
         }
