@@ -193,7 +193,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const observability = await createObservability(config, db, clock, log);
   if (observability.tracing) background.push({ start: async () => {}, stop: () => observability.tracing!.shutdown() });
   // Every outbound call made for a user (connector invoke, MCP, knowledge-base URLs, llm_api_base) goes through this fetch:
-  // the egress policy of CONTRACT section 10, checked on the connected address of every hop.
+  // the egress policy (docs/contract.md#egress), checked on the connected address of every hop.
   const egress = createEgressPolicy(config.egressAllow);
   const safeFetch = createSafeFetch(egress);
 

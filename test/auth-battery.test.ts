@@ -4,9 +4,9 @@ import { createTestApp, TEST_DBS, type TestApp } from './support/harness.js';
 import { ROLES, roleAllows, roleRefusal, type KeyRole } from '../src/auth/roles.js';
 
 /**
- * The authorization battery (ARCHITECTURE rule 9, CONTRACT section 0): EVERY route registered with `auth` is called
- * with no credentials (401), a wrong key (403), a wrong bearer token (403), and, when it has path parameters,
- * with organization B's key on organization A's resources (404, and nothing changes).
+ * The authorization battery (docs/architecture.md rule 9, docs/contract.md#authentication): EVERY route registered with
+ * `auth` is called with no credentials (401), a wrong key (403), a wrong bearer token (403), and, when it has path
+ * parameters, with organization B's key on organization A's resources (404, and nothing changes).
  *
  * Path parameters come from PARAMS. A route with a parameter missing there FAILS this test: add a row for it.
  * Rows are keyed by the parameter name, or by the route path up to the parameter when one name serves several
@@ -219,7 +219,7 @@ describe.each(TEST_DBS)('authorization battery (%s)', (kind) => {
   it('covers every /v1 route', () => {
     expect(routes.length).toBeGreaterThan(15);
     const unprotected = (t.app as unknown as { agentryRouter: Router }).agentryRouter.routes.filter((r) => !r.auth && r.url.startsWith('/v1/'));
-    // Public by design: presigned file URLs carry their own signature (CONTRACT section 7).
+    // Public by design: presigned file URLs carry their own signature (docs/contract.md#webhook-files).
     expect(unprotected.map((r) => `${r.method} ${r.url}`)).toEqual(unprotected.filter((r) => r.url.startsWith('/v1/files/')).map((r) => `${r.method} ${r.url}`));
   });
 

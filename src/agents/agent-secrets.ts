@@ -1,7 +1,7 @@
 import { REDACTED, type SecretBox } from '../lib/secret-box.js';
 
 /**
- * Write-only values inside an agent configuration (CONTRACT section 0): stored sealed as `{"$sealed": "v1:..."}`,
+ * Write-only values inside an agent configuration (docs/contract.md#secrets): stored sealed as `{"$sealed": "v1:..."}`,
  * shown as "********", revealed only for the runtime (AgentsService.getRunnable).
  *
  * Sealed: `llm_credentials.value`, and every string under a credential-like key (api_key, client_secret, password,

@@ -50,7 +50,7 @@ export function presentAgent(row: AgentRow, config: AgentConfig, state: ViewStat
   return out as AgentView;
 }
 
-/** `GET /v1/agents` items (CONTRACT section 2). */
+/** `GET /v1/agents` items (docs/contract.md#agent-reads). */
 export function presentAgentSummary(row: AgentRow, config: AgentConfig, hasPendingChanges: boolean) {
   return {
     id: row.id,

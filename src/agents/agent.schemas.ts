@@ -7,8 +7,8 @@ import { INJECTION_CONTENT_ACTIONS, MODERATION_CATEGORIES } from '../guardrails/
 
 /**
  * The agent configuration of spec 2.1, 2.2, 2.5 and 4.1 as zod schemas. `BaseFields` carries types only; the create
- * body adds the defaults (the SCHEMA default set, CONTRACT section 2) and the PATCH body makes every field optional
- * without defaults. Objects are strict: unknown and system-managed fields are `extra_forbidden`.
+ * body adds the defaults (the SCHEMA default set, docs/contract.md#agent-create) and the PATCH body makes every field
+ * optional without defaults. Objects are strict: unknown and system-managed fields are `extra_forbidden`.
  */
 
 export const AGENT_TYPES = ['manager', 'regular', 'a2a', 'curl', 'orchestration'] as const;
@@ -164,7 +164,7 @@ const InstructionsPatch = z.strictObject({ role: z.array(str()), goal: z.array(s
 
 export const LlmCredentials = z.strictObject({ name: z.string().min(1), description: str().nullable().default(null), value: z.string().min(1) });
 
-/** Free-form beyond the fields the contract names (CONTRACT section 6); unknown keys are kept. */
+/** Free-form beyond the fields the contract names (docs/contract.md#task-strategies); unknown keys are kept. */
 export const TaskLevelStrategies = z.looseObject({
   // max_retries is refused above 10 (MAX_RETRIES in tasks/task-agents.ts, which also clamps rows stored before the limit).
   retry_strategy: z.looseObject({ enabled: z.boolean().optional(), max_retries: z.number().int().min(0).max(10).optional() }).nullable().optional(),

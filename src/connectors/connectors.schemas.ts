@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { HEADER_NAME, HEADER_VALUE } from './invoke/request-builder.js';
 
-/** Request bodies of the connectors routes (CONTRACT section 3). */
+/** Request bodies of the connectors routes (docs/contract.md#connectors). */
 
 export const ImportConnectorBody = z
   .object({

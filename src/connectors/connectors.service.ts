@@ -11,7 +11,9 @@ import type { DocumentLoader } from './openapi/document-loader.js';
 import type { OperationSchema } from './openapi/operation-schema.js';
 import type { OperationSchemas, PreparedOperation } from './operation-schemas.js';
 
-/** Connectors (imported OpenAPI documents), their connections and the operation catalog (CONTRACT section 3). */
+/**
+ * Connectors (imported OpenAPI documents), their connections and the operation catalog (docs/contract.md#connectors).
+ */
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -41,7 +43,10 @@ export interface ConnectionView {
   created_at: string;
 }
 
-/** An operation as the catalog lists it (CONTRACT section 3); `presentOperation` copies exactly these fields. */
+/**
+ * An operation as the catalog lists it (docs/contract.md#operation-catalog); `presentOperation` copies exactly these
+ * fields.
+ */
 export type OperationView = CatalogOperation;
 
 /** A connection with its secrets opened, for the invoker only. */

@@ -30,7 +30,7 @@ export interface PreparedOperation {
 export interface OperationSchemaOptions {
   /** Compiles and runs the operations' input schemas off the main thread. */
   schemaChecker: SchemaChecker;
-  /** Schema nodes per `input`/`output` (CONTRACT section 3). */
+  /** Schema nodes per `input`/`output` (docs/contract.md#inlining). */
   nodeBudget: number;
   /** Schema nodes of an operation offered to an LLM as a tool (every node costs prompt tokens on every call). */
   toolNodeBudget?: number;

@@ -12,7 +12,9 @@ import { ConnectivityError, parseConnectivity, type A2aConnectivity } from './co
 import { aborted, describeFailure, outcome, outputProblem, promptOf, RemoteAgentError, remoteHeaders, runFetch, runSignal, traced, type Fetch, type SecretReader } from './remote-call.js';
 
 export interface A2aRunnerDeps {
-  /** The egress-checked fetch (CONTRACT section 10): the SDK's card resolver and transports take it as `fetchImpl`. */
+  /**
+   * The egress-checked fetch (docs/contract.md#egress): the SDK's card resolver and transports take it as `fetchImpl`.
+   */
   fetch: Fetch;
   secrets: SecretReader;
   clock: Clock;

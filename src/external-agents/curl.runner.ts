@@ -20,7 +20,7 @@ import {
 } from './remote-call.js';
 
 export interface CurlRunnerDeps {
-  /** The egress-checked fetch (CONTRACT section 10). */
+  /** The egress-checked fetch (docs/contract.md#egress). */
   fetch: Fetch;
   secrets: SecretReader;
   clock: Clock;

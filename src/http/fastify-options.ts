@@ -11,8 +11,8 @@ export const NOSNIFF: readonly [string, string] = ['x-content-type-options', 'no
 export const DEFAULT_MAX_JSON_DEPTH = 256;
 
 /**
- * Longest path parameter the router accepts. A task id is up to 128 printable characters (CONTRACT 6), which
- * percent-encoded UTF-8 makes up to 1,536; Fastify's default of 100 answered valid ids 414 (issue 20). Longer
+ * Longest path parameter the router accepts. A task id is up to 128 printable characters (docs/contract.md#task-ids),
+ * which percent-encoded UTF-8 makes up to 1,536; Fastify's default of 100 answered valid ids 414 (issue 20). Longer
  * ones are answered 404 like any id that names nothing.
  */
 export const MAX_PARAM_LENGTH = 2048;

@@ -1,6 +1,6 @@
 /**
- * The webhook receiver's two routes (CONTRACT 7, spec 4.3-4.5) for the OpenAPI document. They are served by the
- * webhook listener (webhooks.app.ts and its fast lane), not by the router, so they are described here, each with
+ * The webhook receiver's two routes (docs/contract.md#webhooks, spec 4.3-4.5) for the OpenAPI document. They are served
+ * by the webhook listener (webhooks.app.ts and its fast lane), not by the router, so they are described here, each with
  * the webhook listener as its server (on the operation: tools read a path item's keys as methods). Parameters come from the query string, the body (JSON, form or multipart
  * fields) or `params_mapping`, in that order of precedence.
  */

@@ -6,8 +6,8 @@ export const VANILLA_TOP_K = 5;
 const MAX_CONTEXT_CHARS = 12_000;
 
 /**
- * `vanilla` knowledge bases (CONTRACT section 8): the top passages for the task's input are searched before the run
- * and placed in the system prompt, so the agent answers from them without having to call a tool.
+ * `vanilla` knowledge bases (docs/contract.md#knowledge): the top passages for the task's input are searched before the
+ * run and placed in the system prompt, so the agent answers from them without having to call a tool.
  */
 export class KnowledgeContext implements ContextContributor {
   constructor(private readonly knowledge: Pick<KnowledgeService, 'search'>) {}

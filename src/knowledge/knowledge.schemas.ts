@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { qs } from '../http/router.js';
 
-/** Request schemas of CONTRACT section 8. Unknown fields are refused (422 extra_forbidden). */
+/** Request schemas of docs/contract.md#knowledge. Unknown fields are refused (422 extra_forbidden). */
 
 export const KbCreateBody = z
   .object({

@@ -54,7 +54,7 @@ export interface SearchHit {
 }
 
 /**
- * Knowledge bases and their documents (CONTRACT section 8): CRUD, adding documents (URLs fetched later by the
+ * Knowledge bases and their documents (docs/contract.md#knowledge): CRUD, adding documents (URLs fetched later by the
  * indexer; uploads extracted at once), and hybrid search. Adding a document commits the document and its
  * indexing job together, so nothing is ever queued for a document that does not exist, or the reverse.
  */

@@ -3,7 +3,7 @@ import { PROVIDER_ADAPTERS, type LLMModelProvider } from './llm-providers.js';
 import { isOfficialBase } from './official-endpoints.js';
 
 /**
- * Credential resolution for a run (CONTRACT section 5), first found:
+ * Credential resolution for a run (docs/contract.md#llm-credentials), first found:
  *   1. the agent's `llm_credentials` (stored sealed by the agents domain),
  *   2. the organization secret named by `llm_credentials_key`,
  *   3. the server environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), only when the call goes to the provider's

@@ -10,9 +10,9 @@ export type ProviderOptions = NonNullable<Parameters<typeof streamText>[0]['prov
 import type { LLMModelProvider } from './model-catalog.js';
 
 /**
- * The LLM provider registry (ARCHITECTURE rule 8): one adapter per LLMModelProvider value of the specification.
+ * The LLM provider registry (docs/architecture.md rule 8): one adapter per LLMModelProvider value of the specification.
  * Providers without a dedicated `@ai-sdk/*` package speak the OpenAI Chat Completions protocol through
- * `@ai-sdk/openai-compatible`; so does every provider given a custom `llm_api_base` (CONTRACT section 5).
+ * `@ai-sdk/openai-compatible`; so does every provider given a custom `llm_api_base` (docs/contract.md#llm-api-base).
  */
 
 // The provider list is the model catalog's (agents domain): this registry must cover every value of it.
@@ -110,8 +110,8 @@ const google = (label: string): ProviderAdapter => ({
   label,
   envKeys: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY'],
   officialBases: () => ['https://generativelanguage.googleapis.com/v1beta'],
-  // A custom base is taken as a proxy of the Gemini API itself (CONTRACT section 5 switches protocol only for
-  // OpenAI-style providers).
+  // A custom base is taken as a proxy of the Gemini API itself (docs/contract.md#llm-api-base switches protocol only
+  // for OpenAI-style providers).
   createModel: (req) =>
     createGoogleGenerativeAI({ apiKey: req.apiKey, baseURL: req.baseUrl?.replace(/\/+$/, ''), headers: req.headers, fetch: req.fetch })(
       req.modelName,

@@ -31,12 +31,12 @@ export interface LlmServiceDeps {
   env: Readonly<Record<string, string>>;
   /** Transport to the providers' public endpoints. */
   publicFetch: typeof globalThis.fetch;
-  /** Transport to a user-configured llm_api_base: obeys the egress policy (CONTRACT section 10). */
+  /** Transport to a user-configured llm_api_base: obeys the egress policy (docs/contract.md#egress). */
   egressFetch: typeof globalThis.fetch;
   retry?: RetryPolicy;
 }
 
-/** The provider the schema defaults to (CONTRACT section 2). */
+/** The provider the schema defaults to (docs/contract.md#agent-create). */
 export const DEFAULT_PROVIDER: LLMModelProvider = 'anthropic';
 
 /** Distinct (provider, model, endpoint, key, headers) combinations kept built. */

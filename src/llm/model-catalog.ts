@@ -4,7 +4,8 @@ import { z } from 'zod';
 /**
  * The model catalog (src/llm/model-catalog.json): per provider its display name, whether it needs an API key, its
  * default model and its models. `replaced_by` marks a deprecated model and names its successor: requests for it are
- * substituted (spec 2.1 `model_name`, CONTRACT section 2). Editing the JSON is the whole procedure for adding models.
+ * substituted (spec 2.1 `model_name`, docs/contract.md#model-catalog). Editing the JSON is the whole procedure for
+ * adding models.
  */
 
 /** Spec 2.2 LLMModelProvider, in the specification's order. */

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Address classification for the egress policy (CONTRACT section 10): which addresses count as private,
+ * Address classification for the egress policy (docs/contract.md#egress): which addresses count as private,
  * loopback, link-local or otherwise not on the public internet, and the operator's allow list.
  */
 

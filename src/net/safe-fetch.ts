@@ -7,7 +7,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { EgressAllowList, isNonPublicAddress } from './ip-ranges.js';
 
 /**
- * The egress policy of CONTRACT section 10, and the one fetch every outbound call made for a user goes through
+ * The egress policy (docs/contract.md#egress), and the one fetch every outbound call made for a user goes through
  * (connector invoke, MCP, llm_api_base, knowledge-base URLs, A2A).
  *
  * The address check happens inside the socket's DNS lookup, so the address that is checked is the address that

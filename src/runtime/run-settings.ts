@@ -1,13 +1,13 @@
 /**
- * The limits of one run, read from the agent's agno_settings and task_level_strategies (spec 2.5, CONTRACT 6).
- * The stored agent is loosely typed JSON, so every field is read defensively.
+ * The limits of one run, read from the agent's agno_settings and task_level_strategies (spec 2.5,
+ * docs/contract.md#task-strategies). The stored agent is loosely typed JSON, so every field is read defensively.
  */
 
 /** agno's tool_call_limit 0 means "no limit"; a runaway loop still has to end, so 0 gets this cap. */
 export const DEFAULT_TOOL_CALL_CAP = 50;
 /** LLM calls per run when iterative_strategy does not say. */
 export const DEFAULT_MAX_ITERATIONS = 25;
-/** CONTRACT section 2: num_history_runs defaults to 10. */
+/** docs/contract.md#agent-create: num_history_runs defaults to 10. */
 export const DEFAULT_HISTORY_RUNS = 10;
 /** Corrective turns when a json answer does not validate against output_schema. */
 export const JSON_REPAIR_ATTEMPTS = 2;

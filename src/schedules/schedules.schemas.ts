@@ -7,8 +7,8 @@ import { MAX_INTERVAL_SECONDS, MIN_INTERVAL_SECONDS } from './schedule-timing.js
 export const MAX_SCHEDULE_TEXT = 100_000;
 
 /**
- * What each occurrence submits: the invoke body (CONTRACT section 6) without a task id, since every occurrence makes
- * a new task. Strict, unlike the invoke body: a field a schedule would store and never use is refused.
+ * What each occurrence submits: the invoke body (docs/contract.md#invoke) without a task id, since every occurrence
+ * makes a new task. Strict, unlike the invoke body: a field a schedule would store and never use is refused.
  */
 export const ScheduledInvocationBody = InvokeBody.omit({ id: true })
   .extend({

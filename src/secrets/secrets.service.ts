@@ -12,8 +12,8 @@ export interface SecretView {
 }
 
 /**
- * Organization secrets (CONTRACT section 5): `llm_credentials_key` names one. Values are sealed with the master key
- * and never returned by the API; `reveal` is for the runtime's credential resolution only.
+ * Organization secrets (docs/contract.md#llm-credentials): `llm_credentials_key` names one. Values are sealed with the
+ * master key and never returned by the API; `reveal` is for the runtime's credential resolution only.
  */
 export class SecretsService {
   constructor(private readonly repo: SecretsRepository, private readonly box: SecretBox, private readonly clock: Clock) {}

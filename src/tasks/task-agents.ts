@@ -58,7 +58,9 @@ export interface TaskStrategies {
   maxRunsPerDay?: number;
 }
 
-/** Reads `task_level_strategies` (CONTRACT section 6) defensively: its inner fields are not in the spec. */
+/**
+ * Reads `task_level_strategies` (docs/contract.md#task-strategies) defensively: its inner fields are not in the spec.
+ */
 export function taskStrategies(config: Record<string, unknown>): TaskStrategies {
   const tls = asRecord(config.task_level_strategies);
   const retry = asRecord(tls?.retry_strategy);

@@ -4,7 +4,7 @@ import type { ThreadMessage } from '../runtime/task-runner.js';
 import type { HitlRequest, Task, TaskEvent, TaskEventType, TaskFile, TaskSource, TaskStatus, TaskUser } from './task.types.js';
 import type { TaskEventRow, TaskMessageRow, TaskRow } from './tasks.repository.js';
 
-/** Row -> the task the API shows (CONTRACT section 6). Pure: sub-executions are looked up by the caller. */
+/** Row -> the task the API shows (docs/contract.md#task-shape). Pure: sub-executions are looked up by the caller. */
 export function presentTask(r: TaskRow, subExecutions: string[] = []): Task {
   const hitl = parseJson<Omit<HitlRequest, 'requested_at'> & { requested_at: number } | null>(r.hitl_request, null);
   return {

@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.js';
 import type { SubmittableAgent } from './task-agents.js';
 /**
- * The task as the API shows it (CONTRACT section 6). Shared by the tasks service, the runtime,
+ * The task as the API shows it (docs/contract.md#task-shape). Shared by the tasks service, the runtime,
  * the webhook receiver and the console: keep it the single definition.
  */
 
@@ -140,7 +140,7 @@ export interface TaskSubmission {
   awaited?: boolean;
 }
 
-/** Event envelope of the stream and the trace (CONTRACT section 6). */
+/** Event envelope of the stream and the trace (docs/contract.md#task-events). */
 export const EVENT_TYPES = [
   'task_created',
   'task_updated',

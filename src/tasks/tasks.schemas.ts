@@ -21,7 +21,7 @@ export const FileUrl = z.url({ protocol: /^https?$/ }).transform((url, ctx): Tas
 });
 
 /**
- * Body of POST /v1/agents/{id}/invoke[/async|/stream] (CONTRACT section 6). Unknown top-level fields are ignored
+ * Body of POST /v1/agents/{id}/invoke[/async|/stream] (docs/contract.md#invoke). Unknown top-level fields are ignored
  * rather than refused: xpander SDK clients send options this service does not implement.
  */
 export const InvokeBody = z.object({

@@ -61,7 +61,7 @@ export interface TasksTables {
     /** The schedule whose occurrence made the task (src/schedules/); null otherwise. */
     schedule_id: string | null;
   };
-  /** The execution trace (CONTRACT section 6 event envelope), in insertion order. */
+  /** The execution trace (docs/contract.md#task-events), in insertion order. */
   task_events: {
     seq: Generated<number>;
     organization_id: string;

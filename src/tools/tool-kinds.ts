@@ -1,7 +1,7 @@
 import type { TaskEventType } from '../tasks/task.types.js';
 
 /**
- * Tool kinds are variants in two registries (ARCHITECTURE rule 8), each kind one file:
+ * Tool kinds are variants in two registries (docs/architecture.md rule 8), each kind one file:
  *
  * - create time (agents domain): a `tools` entry of spec 2.3 is validated against the organization and resolved
  *   into `attached_tools` + `graph` items  -> ToolEntryResolver, registered in src/agents/tool-resolvers/index.ts
@@ -45,7 +45,7 @@ export interface RuntimeTool {
   description: string;
   /** JSON Schema of the arguments; top-level type object. */
   inputSchema: Record<string, unknown>;
-  /** Mutating calls pause a supervised agent for approval (CONTRACT section 6). */
+  /** Mutating calls pause a supervised agent for approval (docs/contract.md#supervision). */
   mutating: boolean;
   /** The graph item it came from, for the trace. */
   graphItemId?: string;

@@ -9,7 +9,7 @@ import type { PublicUrls } from '../lib/urls.js';
 import type { WebhookAgentDirectory } from './webhook-agents.js';
 import type { WebhookChannelsRepository } from './webhook-channels.repository.js';
 
-/** `GET|POST|DELETE /v1/agents/{id}/webhook` (CONTRACT section 7). */
+/** `GET|POST|DELETE /v1/agents/{id}/webhook` (docs/contract.md#webhook-channel). */
 export interface WebhookSettings {
   enabled: boolean;
   /**

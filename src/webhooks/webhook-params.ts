@@ -6,7 +6,7 @@ import { isHttpUrl } from '../notifications/notification-settings.js';
 
 /**
  * The parameters of spec 4.5, resolved from the query string, the body, `params_mapping` and the defaults, in that
- * order of precedence (CONTRACT section 7). Pure: no HTTP, no storage.
+ * order of precedence (docs/contract.md#webhook-params). Pure: no HTTP, no storage.
  */
 
 export type WebhookForm = 'public' | 'key';

@@ -51,7 +51,7 @@ export interface WebhookTaskResult {
 }
 
 /**
- * The webhook receiver (spec 4.3-4.5, 7.2; CONTRACT section 7): authenticates the call, resolves its parameters,
+ * The webhook receiver (spec 4.3-4.5, 7.2; docs/contract.md#webhooks): authenticates the call, resolves its parameters,
  * stores its files and submits the task. Nothing is stored for a refused call; an asynchronous call is answered
  * only once its task and files are committed.
  */

@@ -2,7 +2,7 @@ import type { AgentView } from '../agents/agent.presenter.js';
 
 /**
  * The agent as xpander's Python SDK parses it (`Agent` and `AgentsListItem` in xpander_sdk/modules/agents): the
- * internal routes serve these shapes, `/v1` keeps the spec's (docs/decisions.md, "xpander SDK and CLI").
+ * internal routes serve these shapes, `/v1` keeps the spec's (docs/decisions.md#xpander-sdk-and-cli-compatibility).
  */
 
 /** Values of the SDK's enums: a value outside them makes the SDK's model refuse the whole agent. */

@@ -7,7 +7,8 @@ import { TASK_STATUSES } from '../tasks/task.types.js';
 /**
  * Bodies and queries of xpander's internal routes exactly as its Python SDK and TypeScript CLI send them (facts read
  * from their public source). The SDK sends every option on every call, mostly as null: a field Agentry cannot honour
- * is refused with 422 only when it asks for something (CONTRACT rule: never store and silently ignore a field).
+ * is refused with 422 only when it asks for something: a setting is never stored and silently ignored
+ * (docs/decisions.md#settings-that-must-act-or-are-refused).
  */
 
 const unsupported = (what: string) => `${what} is not supported by Agentry`;

@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { AppError } from '../../src/errors.js';
-import { newId } from '../../src/lib/ids.js';
 import type { ToolEntryResolver } from '../../src/tools/tool-kinds.js';
+import { injectPoster, postAgent } from '../support/agents.js';
 import type { TestApp } from '../support/harness.js';
 
 export function expectIssue(r: LightMyRequestResponse, loc: (string | number)[], type: string, msg?: RegExp): void {
@@ -14,10 +14,9 @@ export function expectIssue(r: LightMyRequestResponse, loc: (string | number)[],
   if (msg) expect(hit!.msg).toMatch(msg);
 }
 
+/** Creates an agent through `t` (org A's key unless `key`) and answers it as the API showed it (test/support/agents.ts). */
 export async function createAgent(t: TestApp, body: Record<string, unknown> = {}, key?: string): Promise<Record<string, any>> {
-  const r = await t.req('POST', '/v1/agents', { name: `agent-${newId()}`, ...body }, key ? { 'x-api-key': key } : undefined);
-  expect(r.statusCode, r.body).toBe(201);
-  return r.json();
+  return postAgent(injectPoster(t.req, key), body);
 }
 
 /**

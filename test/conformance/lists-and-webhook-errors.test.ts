@@ -2,7 +2,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
 
-/** Conformance probes: CONTRACT section 0 (list shape, 422 types) and spec 7.2 (webhook 401, 403 and 503). */
+/**
+ * Conformance probes: docs/contract.md#lists (list shape) and #errors (422 types) and spec 7.2 (webhook 401, 403 and
+ * 503).
+ */
 
 const PETS = {
   openapi: '3.0.3',

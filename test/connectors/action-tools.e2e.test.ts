@@ -3,6 +3,7 @@ import type { Task } from '../../src/tasks/task.types.js';
 import { startAnthropicServer } from '../fakes/anthropic-server.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
+import { scriptedAgentFields } from '../support/agents.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
 
@@ -58,7 +59,7 @@ describe.each(TEST_DBS)('connector operations as agent tools (%s)', (kind) => {
     llm.requests.length = 0;
   });
 
-  const llmFields = () => ({ model_provider: 'openai', model_name: 'gpt-test', llm_api_base: llm.baseUrl, llm_credentials: { name: 'key', description: null, value: 'sk-test' } });
+  const llmFields = () => scriptedAgentFields(llm.baseUrl);
 
   it('resolves action entries into attached_tools and graph, and refuses unknown connections and operations', async () => {
     const agent = await t.createAgent({ ...llmFields(), tools: [{ type: 'action', connection_id: connectionId, operation_ids: ['getWeather', weatherOpId] }] });
@@ -102,13 +103,9 @@ describe.each(TEST_DBS)('connector operations as agent tools (%s)', (kind) => {
   it('offers the operation to an Anthropic model with an object input schema and calls it', async () => {
     const anthropic = await startAnthropicServer();
     try {
-      const agent = await t.createAgent({
-        model_provider: 'anthropic',
-        model_name: 'claude-test',
-        llm_api_base: anthropic.baseUrl,
-        llm_credentials: { name: 'key', description: null, value: 'sk-ant-test' },
-        tools: [{ type: 'action', connection_id: connectionId, operation_ids: [weatherOpId] }],
-      });
+      const agent = await t.createAgent(
+        scriptedAgentFields(anthropic.baseUrl, { model_provider: 'anthropic', tools: [{ type: 'action', connection_id: connectionId, operation_ids: [weatherOpId] }] }),
+      );
       anthropic.reply({ toolCalls: [{ name: 'getWeather', arguments: { path_params: { city: 'Paris' } } }] }, { text: 'Clear, 21.5.' });
       const r = await t.req('POST', `/v1/agents/${agent}/invoke`, { input: { text: 'Weather in Paris?' } });
       expect(r.json()).toMatchObject({ status: 'completed', result: 'Clear, 21.5.' });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertAllowed, createEgressPolicy, createSafeFetch, EgressAllowList, EgressRefusedError, isNonPublicAddress } from '../../src/net/index.js';
 
-/** The egress policy (CONTRACT section 10): address classes, the allow list, and the fetch that enforces them. */
+/** The egress policy (docs/contract.md#egress): address classes, the allow list, and the fetch that enforces them. */
 
 describe('address classification', () => {
   it.each([

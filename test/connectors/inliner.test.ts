@@ -5,7 +5,7 @@ import { loadOpenApiDocument } from '../../src/connectors/openapi/document.js';
 import { buildOperationSchema } from '../../src/connectors/openapi/operation-schema.js';
 import { RefResolver } from '../../src/connectors/openapi/refs.js';
 
-/** The inliner's contract rules (CONTRACT section 3) on small synthetic documents. */
+/** The inliner's contract rules (docs/contract.md#inlining) on small synthetic documents. */
 
 function build(doc: JsonObject, operationId: string, budget = 5000): { input: any; output: any } {
   const op = listOperations(doc).find((o) => o.operationId === operationId)!;

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { startOpenAIServer, type RecordedRequest, type ScriptedLlmServer, type ScriptedReply } from '../fakes/openai-server.js';
+import { scriptedAgentFields } from '../support/agents.js';
 import { createTestEnv, startTestServer, type DbKind, type TestEnv } from '../support/harness.js';
 import type { RunningServer } from '../../src/server.js';
 import type { Task } from '../../src/tasks/task.types.js';
@@ -119,14 +120,7 @@ export async function startConsoleWorld(kind: DbKind): Promise<ConsoleWorld> {
     pageErrors: [],
     api,
     async createAgent(fields = {}) {
-      const r = await api('POST', '/v1/agents', {
-        name: `Console agent ${++n}`,
-        model_provider: 'openai',
-        model_name: 'gpt-test',
-        llm_api_base: llm.baseUrl,
-        llm_credentials: { name: 'key', description: null, value: 'sk-test' },
-        ...fields,
-      });
+      const r = await api('POST', '/v1/agents', scriptedAgentFields(llm.baseUrl, { name: `Console agent ${++n}`, ...fields }));
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       return r.body;
     },

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIServer } from '../fakes/openai-server.js';
 import type { ScriptedLlmServer } from '../fakes/scripted-llm.js';
+import { scriptedAgentFields } from '../support/agents.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
 
@@ -18,7 +19,7 @@ describe.each(TEST_DBS)('NUL in what a run produces (%s)', (kind) => {
   afterAll(async () => Promise.all([t?.close(), openai?.close()]));
 
   it('stores the answer with U+FFFD in place of each NUL, in one attempt, and replays it in the thread', async () => {
-    const id = await t.createAgent({ model_provider: 'openai', model_name: 'gpt-test', llm_api_base: openai.baseUrl, llm_credentials: { name: 'k', description: null, value: 'sk' } });
+    const id = await t.createAgent(scriptedAgentFields(openai.baseUrl));
     openai.reply({ text: 'before\u0000after' });
     const thread = `nul-${kind}-${Date.now()}`;
     const r = await t.req('POST', `/v1/agents/${id}/invoke`, { id: thread, input: { text: 'hi' } });

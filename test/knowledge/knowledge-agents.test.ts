@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import { scriptedAgentFields } from '../support/agents.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
 import { createKb, loadCorpus, waitForDocuments } from './kb-helpers.js';
@@ -11,13 +12,7 @@ describe.each(TEST_DBS)('knowledge bases on agents (%s)', (kind) => {
   let llm: ScriptedLlmServer;
   let kbId: string;
   const agentWith = (knowledge_bases: unknown[]) =>
-    t.createAgent({
-      model_provider: 'openai',
-      model_name: 'gpt-test',
-      llm_api_base: llm.baseUrl,
-      llm_credentials: { name: 'key', value: 'sk-test' },
-      knowledge_bases,
-    });
+    t.createAgent(scriptedAgentFields(llm.baseUrl, { knowledge_bases }));
 
   beforeAll(async () => {
     llm = await startOpenAIServer();

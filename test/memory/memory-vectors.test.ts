@@ -3,6 +3,7 @@ import { EXTRACTION_SYSTEM } from '../../src/memory/memory-extractor.js';
 import { startOpenAIServer } from '../fakes/openai-server.js';
 import type { ScriptedLlmServer } from '../fakes/scripted-llm.js';
 import { startEmbeddingsServer, type EmbeddingsServer } from '../knowledge/embeddings-server.js';
+import { scriptedAgentFields } from '../support/agents.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
 
@@ -21,13 +22,7 @@ describe.each(TEST_DBS)('memory recall with embeddings (%s)', (kind) => {
     await Promise.all([llm?.close(), emb?.close()]);
   });
 
-  const agentFields = () => ({
-    model_provider: 'openai',
-    model_name: 'gpt-test',
-    llm_api_base: llm.baseUrl,
-    llm_credentials: { name: 'key', description: null, value: 'sk-test-key' },
-    agno_settings: { agent_memories: true },
-  });
+  const agentFields = () => scriptedAgentFields(llm.baseUrl, { agno_settings: { agent_memories: true } });
   const ask = async (agent: string, text: string) => {
     const r = await t.req('POST', `/v1/agents/${agent}/invoke`, { input: { text } });
     expect(r.json().status, r.body).toBe('completed');

@@ -4,6 +4,7 @@ import { EXTRACTION_SYSTEM } from '../../src/memory/memory-extractor.js';
 import { SUMMARY_SYSTEM } from '../../src/runtime/history-context.js';
 import { startOpenAIServer } from '../fakes/openai-server.js';
 import type { RecordedRequest, ScriptedLlmServer, ScriptedReply } from '../fakes/scripted-llm.js';
+import { scriptedAgentFields } from '../support/agents.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
 
@@ -36,12 +37,7 @@ describe.each(TEST_DBS)('memory (%s)', (kind) => {
     });
   });
 
-  const llmFields = () => ({
-    model_provider: 'openai',
-    model_name: 'gpt-test',
-    llm_api_base: llm.baseUrl,
-    llm_credentials: { name: 'key', description: null, value: 'sk-test-key' },
-  });
+  const llmFields = () => scriptedAgentFields(llm.baseUrl);
   const invoke = async (agentId: string, body: Record<string, unknown>) => {
     const r = await t.req('POST', `/v1/agents/${agentId}/invoke`, body);
     expect(r.statusCode, r.body).toBe(200);

@@ -3,6 +3,7 @@ import type { Task } from '../../src/tasks/task.types.js';
 import { startAnthropicServer } from '../fakes/anthropic-server.js';
 import { startOpenAIServer } from '../fakes/openai-server.js';
 import type { RecordedRequest, ScriptedLlmServer } from '../fakes/scripted-llm.js';
+import { SCRIPTED_LLM_KEY, scriptedAgentFields } from '../support/agents.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
 
@@ -22,12 +23,7 @@ describe.each(TEST_DBS)('invoking agents end to end (%s)', (kind) => {
     anthropic.requests.length = 0;
   });
 
-  const llmFields = (server: ScriptedLlmServer, provider = 'openai') => ({
-    model_provider: provider,
-    model_name: provider === 'openai' ? 'gpt-test' : 'claude-test',
-    llm_api_base: server.baseUrl,
-    llm_credentials: { name: 'key', description: null, value: 'sk-test-key' },
-  });
+  const llmFields = (server: ScriptedLlmServer, provider = 'openai') => scriptedAgentFields(server.baseUrl, { model_provider: provider });
 
   const invoke = async (agentId: string, body: Record<string, unknown>) => {
     const r = await t.req('POST', `/v1/agents/${agentId}/invoke`, body);
@@ -42,7 +38,7 @@ describe.each(TEST_DBS)('invoking agents end to end (%s)', (kind) => {
     expect(task).toMatchObject({ status: 'completed', result: 'Paris', tokens: { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 } });
     expect(task.llm_model_provider).toBe('openai');
     expect(openai.requests[0].system).toContain('Answer in one word.');
-    expect(openai.requests[0].headers.authorization).toBe('Bearer sk-test-key');
+    expect(openai.requests[0].headers.authorization).toBe(`Bearer ${SCRIPTED_LLM_KEY}`);
 
     const events = (await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as { type: string; data: any }[];
     expect(events.filter((e) => e.type === 'llm_call')).toHaveLength(1);

@@ -9,6 +9,10 @@ import { buildWebhookApp } from '../../src/http/webhooks.app.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createPgDatabase } from './databases.js';
+import { injectPoster, postAgent } from './agents.js';
+import type { Clock } from '../../src/lib/clock.js';
+import type { TaskRunner } from '../../src/runtime/task-runner.js';
+import type { Task } from '../../src/tasks/task.types.js';
 
 export { TEST_DBS } from './databases.js';
 export type DbKind = 'sqlite' | 'postgres';
@@ -62,18 +66,53 @@ export interface TestApp {
   orgB: string;
   /** inject with org A's key unless headers say otherwise */
   req(method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  /** Creates an agent in org A through the API (a unique name unless `fields` has one); returns its id. */
+  createAgent(fields?: Record<string, unknown>): Promise<string>;
+  /** Polls GET /v1/tasks/{id} with org A's key until `done` holds (default: the task is final). */
+  waitTask(id: string, done?: (t: Task) => boolean, timeoutMs?: number): Promise<Task>;
   close(): Promise<void>;
 }
 
-/** An in-process app (Fastify inject) on the given database, with two organizations. */
-export async function createTestApp(kind: DbKind, opts: { env?: Record<string, string>; config?: Partial<Config> } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  config?: Partial<Config>;
+  /** AGENTRY_ROLES of the container; default `api,webhooks`. */
+  roles?: string;
+  /** Replaces the runtime's TaskRunner (queue-level tests). */
+  runner?: TaskRunner;
+  /** The container's clock (a ManualClock for schedules). */
+  clock?: Clock;
+  /** Starts the task worker (with a role list that has `worker`). */
+  startWorker?: boolean;
+  /** Fields every createAgent call starts from (the test's own fields win). */
+  agentDefaults?: Record<string, unknown>;
+  /** Prefix of the generated agent names. */
+  agentPrefix?: string;
+}
+
+const FINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'error', 'stopped']);
+
+/**
+ * An in-process app (Fastify inject) on the given database, with two organizations: the one app harness of the
+ * suite. test/tasks/tasks-harness.ts (a worker, a replaceable runner) and test/schedules/schedules-harness.ts (a
+ * manual clock) are this with options.
+ */
+export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Promise<TestApp> {
   const testEnv = await createTestEnv(kind, opts.env);
-  const config = loadConfig({ ...testEnv.env, AGENTRY_ROLES: 'api,webhooks' }, opts.config);
-  const c = await createContainer(config, { log: createLogger(testEnv.env.AGENTRY_LOG_LEVEL) });
+  const config = loadConfig({ ...testEnv.env, AGENTRY_ROLES: opts.roles ?? 'api,webhooks' }, opts.config);
+  const c = await createContainer(config, { log: createLogger(testEnv.env.AGENTRY_LOG_LEVEL), taskRunner: opts.runner, clock: opts.clock });
   const app = await buildApiApp(c);
   const webhooks = await buildWebhookApp(c);
+  if (opts.startWorker) await c.taskWorker.start();
   const a = await c.orgs.createApiKey('org-a', 'test');
   const b = await c.orgs.createApiKey('org-b', 'test');
+  const req: TestApp['req'] = (method, url, body, headers) => {
+    const h: Record<string, string> = { 'x-api-key': a.key, ...(headers ?? {}) };
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    if (payload !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === 'content-type')) h['content-type'] = 'application/json';
+    return app.inject({ method, url, payload, headers: h });
+  };
+  const poster = injectPoster(req);
   return {
     kind,
     c,
@@ -85,11 +124,20 @@ export async function createTestApp(kind: DbKind, opts: { env?: Record<string, s
     keyB: b.key,
     orgA: a.organization.id,
     orgB: b.organization.id,
-    req(method, url, body, headers) {
-      const h: Record<string, string> = { 'x-api-key': a.key, ...(headers ?? {}) };
-      const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-      if (payload !== undefined && !Object.keys(h).some((k) => k.toLowerCase() === 'content-type')) h['content-type'] = 'application/json';
-      return app.inject({ method, url, payload, headers: h });
+    req,
+    async createAgent(fields = {}) {
+      return (await postAgent(poster, { ...opts.agentDefaults, ...fields }, opts.agentPrefix)).id as string;
+    },
+    async waitTask(id, done = (t) => FINAL.has(t.status), timeoutMs = 20_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const r = await req('GET', `/v1/tasks/${encodeURIComponent(id)}`);
+        if (r.statusCode !== 200) throw new Error(`get task: ${r.statusCode} ${r.body}`);
+        const t = r.json() as Task;
+        if (done(t)) return t;
+        if (Date.now() > end) throw new Error(`task ${id} stayed ${t.status}`);
+        await new Promise((res) => setTimeout(res, 50));
+      }
     },
     async close() {
       await app.close();

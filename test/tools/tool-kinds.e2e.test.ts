@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/tasks/task.types.js';
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import { scriptedAgentFields } from '../support/agents.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
 import { api, createAgent, hook, startWebhookWorld, type WebhookWorld } from '../webhooks/webhook-helpers.js';
@@ -21,12 +22,7 @@ describe.each(TEST_DBS)('tool kinds end to end (%s)', (kind) => {
     llm.requests.length = 0;
   });
 
-  const llmFields = () => ({
-    model_provider: 'openai',
-    model_name: 'gpt-test',
-    llm_api_base: llm.baseUrl,
-    llm_credentials: { name: 'key', description: null, value: 'sk-test' },
-  });
+  const llmFields = () => scriptedAgentFields(llm.baseUrl);
 
   const invoke = async (agentId: string, text: string) => {
     const r = await t.req('POST', `/v1/agents/${agentId}/invoke`, { input: { text } });

@@ -1,5 +1,6 @@
 import type { RunningServer } from '../../src/server.js';
 import { startOpenAIServer, type OpenAIServer } from '../fakes/openai-server.js';
+import { fetchPoster, postAgent, scriptedAgentFields } from '../support/agents.js';
 import { createTestEnv, startTestServer, type DbKind, type TestEnv } from '../support/harness.js';
 
 /** A real server (api, webhooks, worker) on ephemeral ports, a scripted LLM, and two organizations' keys. */
@@ -46,24 +47,10 @@ export async function api(w: WebhookWorld, method: string, path: string, body?: 
   return { status: r.status, json: text ? JSON.parse(text) : undefined };
 }
 
-/** An agent of org A that talks to the scripted LLM. */
+/** An agent of org A that talks to the scripted LLM (test/support/agents.ts); returns its id. */
 export async function createAgent(w: WebhookWorld, overrides: Record<string, unknown> = {}, key = w.keyA): Promise<string> {
-  const r = await api(
-    w,
-    'POST',
-    '/v1/agents',
-    {
-      name: `agent-${Math.random().toString(36).slice(2, 10)}`,
-      model_provider: 'openai',
-      model_name: 'gpt-4o',
-      llm_api_base: w.llm.baseUrl,
-      llm_credentials: { name: 'test', value: 'sk-test' },
-      ...overrides,
-    },
-    key,
-  );
-  if (r.status !== 201) throw new Error(`agent create: ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json.id;
+  const fields = scriptedAgentFields(w.llm.baseUrl, { model_name: 'gpt-4o', ...overrides });
+  return (await postAgent(fetchPoster(w.api, key), fields)).id as string;
 }
 
 /** Enables the public URL and returns it. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import { scriptedAgentFields } from '../support/agents.js';
 import { createTestEnv, TEST_DBS, type TestEnv } from '../support/harness.js';
 import { killHard } from '../support/processes.js';
 
@@ -154,11 +155,5 @@ async function keyFor(_api: string, env: TestEnv): Promise<string> {
 }
 
 function agentFields(baseUrl: string) {
-  return {
-    name: 'durable-agent',
-    model_provider: 'openai',
-    model_name: 'gpt-4o',
-    llm_api_base: baseUrl,
-    llm_credentials: { name: 'test', value: 'sk-test' },
-  };
+  return scriptedAgentFields(baseUrl, { name: 'durable-agent', model_name: 'gpt-4o' });
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
+import { scriptedAgentFields } from '../support/agents.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
 import {
@@ -98,14 +99,12 @@ describe.each(TEST_DBS)('xpander SDK and CLI compatibility (%s)', (kind) => {
     connectorId = (await t.req('POST', '/v1/connectors', { name: 'weather', openapi: WEATHER(up.url) })).json().id;
     const connectionId = (await t.req('POST', `/v1/connectors/${connectorId}/connect`, { name: 'w', security: { type: 'api_key', in: 'header', name: 'X-Api-Key', value: 'wk' } })).json().id;
     weatherOpId = (await t.req('GET', `/v1/tools/connectors/${connectorId}/operations`)).json()[0].id;
-    agentId = await t.createAgent({
-      model_provider: 'openai',
-      model_name: 'gpt-test',
-      llm_api_base: llm.baseUrl,
-      llm_credentials: { name: 'key', description: null, value: 'sk-test' },
-      instructions: { role: ['You report the weather.'], goal: [], general: 'Be brief.' },
-      tools: [{ type: 'action', connection_id: connectionId, operation_ids: ['getWeather'] }],
-    });
+    agentId = await t.createAgent(
+      scriptedAgentFields(llm.baseUrl, {
+        instructions: { role: ['You report the weather.'], goal: [], general: 'Be brief.' },
+        tools: [{ type: 'action', connection_id: connectionId, operation_ids: ['getWeather'] }],
+      }),
+    );
   });
   afterAll(async () => {
     await Promise.all([t?.close(), llm?.close(), up?.close()]);

@@ -4,8 +4,8 @@ import { AgentToolResolver, type AgentNameLookup } from './agent.resolver.js';
 import { WorkflowToolResolver } from './workflow.resolver.js';
 
 /**
- * Create-time resolvers of `tools` entries (spec 2.3), one per entry type (ARCHITECTURE rule 8). The container builds
- * this object in the agents section and each tool-kind domain adds its line in its own section:
+ * Create-time resolvers of `tools` entries (spec 2.3), one per entry type (docs/architecture.md rule 8). The container
+ * builds this object in the agents section and each tool-kind domain adds its line in its own section:
  *
  *   toolResolvers.action = new ConnectionToolResolver(...);        // connectors (issue 5)
  *   toolResolvers.custom_function = new CustomFunctionToolResolver(...);  // tool kinds (issue 6)

@@ -7,9 +7,9 @@ import { buildRequest, type InvokePayload } from './request-builder.js';
 import { applySecurity } from './security.js';
 
 /**
- * Invokes a connector operation (CONTRACT section 3): validate the payload against the operation's `input`, build
- * the request, apply the connection's credentials, send it through the egress-checked fetch with the connection's
- * timeout, and parse the answer. Used by the REST invoke endpoint and by agents' action tools.
+ * Invokes a connector operation (docs/contract.md#connector-invoke): validate the payload against the operation's
+ * `input`, build the request, apply the connection's credentials, send it through the egress-checked fetch with the
+ * connection's timeout, and parse the answer. Used by the REST invoke endpoint and by agents' action tools.
  */
 
 export interface InvokeResult {

@@ -4,8 +4,8 @@ import type { SchemaChecker } from '../../lib/schema-checker.js';
 
 /**
  * Validates an invoke payload against the operation's `input` schema and reports Pydantic-style issues with `loc`
- * under `body` (CONTRACT section 3). Values that arrive as text on the wire anyway (numbers and booleans in
- * query, path and header parameters) are coerced the way a lax Pydantic model would. The schema checker compiles
+ * under `body` (docs/contract.md#connector-invoke). Values that arrive as text on the wire anyway (numbers and booleans
+ * in query, path and header parameters) are coerced the way a lax Pydantic model would. The schema checker compiles
  * and runs the schema off the main thread ('payload' flavour: any draft's keywords, patterns on RE2, one RE2
  * cannot run not enforced rather than failing a document the tenant did not write).
  */

@@ -4,7 +4,7 @@ import type { SecurityConfig, SecurityKind } from '../connectors.schemas.js';
 import type { OAuthTokenCache } from './oauth-token-cache.js';
 import { CONNECTION_LOC, setHeader, type OutgoingRequest } from './request-builder.js';
 
-/** How each security kind of CONTRACT section 3 is applied to a request, and shown (masked) in responses. */
+/** How each security kind (docs/contract.md#connections) is applied to a request, and shown (masked) in responses. */
 
 export interface SecurityContext {
   connectionId: string;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JsonObject } from './document.js';
 
-/** The operations of a document as the catalog lists them (CONTRACT section 3). */
+/** The operations of a document as the catalog lists them (docs/contract.md#operation-catalog). */
 export interface CatalogOperation {
   /** Stable catalog id: derived from method and path, so importing the same document again gives the same ids. */
   id: string;

@@ -2,7 +2,7 @@ import type { JsonObject } from './document.js';
 import type { RefResolver } from './refs.js';
 
 /**
- * Turns schemas with `$ref`s into self-contained JSON Schema, as CONTRACT section 3 requires:
+ * Turns schemas with `$ref`s into self-contained JSON Schema, as docs/contract.md#inlining requires:
  *
  * - a reference is replaced by a copy of its target, `$ref` siblings merged over it (siblings win);
  * - a reference to a schema already being expanded on the current path (a cycle) becomes
@@ -151,7 +151,8 @@ export class SchemaInliner {
         const m: JsonObject = {};
         for (const [name, sub] of Object.entries(v as JsonObject)) {
           // A property literally named "$ref" (SCIM, Kubernetes' JSONSchemaProps) would read as an unresolved
-          // reference to every consumer of the schema; it is left out (decisions.md).
+          // reference to every consumer of the schema; it is left out
+          // (docs/decisions.md#connectors-the-operation-schema).
           if (name === '$ref') continue;
           m[name] = this.copy(sub, child, ancestors, inner);
         }

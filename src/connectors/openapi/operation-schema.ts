@@ -4,7 +4,8 @@ import { SchemaInliner } from './inliner.js';
 import { derefObject, type RefResolver } from './refs.js';
 
 /**
- * The schema of one operation (spec 2.6, CONTRACT section 3) and the request plan that invoking it follows.
+ * The schema of one operation (spec 2.6, docs/contract.md#operation-schema) and the request plan that invoking it
+ * follows.
  */
 
 export type ParameterLocation = 'query' | 'path' | 'header' | 'cookie';
@@ -166,7 +167,7 @@ function parameterSchema(inliner: SchemaInliner, p: Parameter): unknown {
   return schema === undefined ? { type: 'string' } : inliner.add(schema, 1);
 }
 
-/** Parameter schemas keep the parameter's description, example and deprecation (CONTRACT section 3). */
+/** Parameter schemas keep the parameter's description, example and deprecation (docs/contract.md#operation-schema). */
 function overlayParameter(out: unknown, p: Parameter): void {
   if (!out || typeof out !== 'object') return;
   const o = out as JsonObject;
@@ -181,7 +182,7 @@ const isJsonMedia = (mediaType: string) => {
   return t === 'application/json' || t.endsWith('+json');
 };
 
-/** JSON first, then any +json, form, multipart, then whatever is listed first (CONTRACT section 3). */
+/** JSON first, then any +json, form, multipart, then whatever is listed first (docs/contract.md#operation-schema). */
 function pickRequestMedia(content: Record<string, JsonObject> | undefined): { type: string; schema: unknown } | undefined {
   if (!content || typeof content !== 'object') return undefined;
   const types = Object.keys(content);

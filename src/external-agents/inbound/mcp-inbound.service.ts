@@ -32,7 +32,7 @@ interface AgentTool {
  * The organization's discoverable agents as one MCP server (streamable HTTP, stateless: every POST is answered on
  * its own, so any API process can take any request): one tool per agent, whose call runs the agent as an ordinary
  * task with `source` `mcp` and returns its result. Why one tool per agent, not the agents' own tools: see
- * docs/decisions.md (issue 22).
+ * docs/decisions.md#external-agents-a2a-and-mcp.
  */
 export class McpInboundService {
   constructor(private readonly deps: McpInboundDeps) {}

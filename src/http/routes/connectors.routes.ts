@@ -8,7 +8,10 @@ import { multipartError } from '../multipart.js';
 import { PageQuery, pageOf, type Router } from '../router.js';
 import { zodIssuesToDetail } from '../validation.js';
 
-/** Connectors, connections, the operation catalog, the operation schema (spec 4.2) and invoke (CONTRACT section 3). */
+/**
+ * Connectors, connections, the operation catalog, the operation schema (spec 4.2) and invoke
+ * (docs/contract.md#connectors).
+ */
 
 const tags = ['connectors'];
 const ConnectorParams = z.object({ connector_id: z.string().min(1) });

@@ -10,7 +10,7 @@ const DocumentUploadMultipart = z.object({
   files: z.array(z.string().meta({ format: 'binary' })).describe('Documents to index (PDF, DOCX, TXT, CSV, XLSX, HTML, images with OCR, ZIP ...): every file part counts, whatever its field name.'),
 });
 
-/** Knowledge bases, their documents and search (CONTRACT section 8). */
+/** Knowledge bases, their documents and search (docs/contract.md#knowledge). */
 export function knowledgeRoutes(router: Router, c: Container): void {
   const tags = ['knowledge'];
 

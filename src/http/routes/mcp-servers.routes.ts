@@ -43,7 +43,7 @@ export function mcpServersRoutes(router: Router, c: Container): void {
   );
 
   // OAuth tokens stored per user for an oauth2 server: used by runs of that user's tasks when the invocation's
-  // user_tokens has none for the server (docs/decisions.md "MCP tokens stored per user"). Tokens are write-only.
+  // user_tokens has none for the server (docs/decisions.md#mcp-tokens-stored-per-user). Tokens are write-only.
   const tokens = c.mcpUserTokens;
   router.route(
     {

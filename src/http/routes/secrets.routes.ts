@@ -7,7 +7,7 @@ const SecretParams = z.strictObject({ secret_name: z.string().regex(/^[A-Za-z0-9
 const PutSecretBody = z.strictObject({ value: z.string().min(1).max(65_536), description: z.string().max(1024).nullable().optional() });
 const SecretView = z.object({ name: z.string(), description: z.string().nullable(), created_at: z.string(), updated_at: z.string() });
 
-/** Organization secrets (CONTRACT section 5): values go in, never come out. */
+/** Organization secrets (docs/contract.md#llm-credentials): values go in, never come out. */
 export function secretsRoutes(router: Router, c: Container): void {
   router.route({ method: 'GET', url: '/v1/secrets', summary: 'Secret names and metadata (never values)', tags, query: PageQuery }, ({ principal, query }) =>
     c.secrets.list(principal.organizationId, query.page, query.per_page),

@@ -5,7 +5,7 @@ import type { Router } from '../router.js';
 const AgentParams = z.object({ agent_id: z.string() });
 const Settings = z.object({ enabled: z.boolean(), url: z.string().nullable(), key_url: z.string() });
 
-/** The agent's webhook channel settings (CONTRACT section 7). */
+/** The agent's webhook channel settings (docs/contract.md#webhook-channel). */
 export function webhookChannelRoutes(router: Router, c: Container): void {
   const tags = ['webhooks'];
   router.route(

@@ -16,8 +16,8 @@ import type { Router } from '../router.js';
 import { abortOnClose } from './connectors.routes.js';
 
 /**
- * xpander's internal agent and tool routes (CONTRACT "Internal API"), as its Python SDK and TypeScript CLI call them.
- * Adapters over the agents and connectors services; docs/xpander-sdk.md is the reference.
+ * xpander's internal agent and tool routes (docs/contract.md#internal-api), as its Python SDK and TypeScript CLI call
+ * them. Adapters over the agents and connectors services; docs/xpander-sdk.md is the reference.
  */
 const tags = ['xpander'];
 const ToolParams = AgentIdParams.extend({ tool_id: z.string().min(1) });

@@ -5,7 +5,7 @@ import { xpanderKnowledgeRoutes } from './xpander-knowledge.routes.js';
 import { xpanderTasksRoutes } from './xpander-tasks.routes.js';
 import { xpanderUnsupportedRoutes } from './xpander-unsupported.routes.js';
 
-/** xpander's internal API (CONTRACT "Internal API"; issue 25): one entry in api.app.ts for its four route files. */
+/** xpander's internal API (docs/contract.md#internal-api): one entry in api.app.ts for its four route files. */
 export function xpanderRoutes(router: Router, c: Container): void {
   xpanderAgentsRoutes(router, c);
   xpanderTasksRoutes(router, c);

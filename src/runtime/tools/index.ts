@@ -1,7 +1,7 @@
 import type { RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 
 /**
- * The run-time tool registry (ARCHITECTURE rule 8): one RuntimeToolProvider per kind of graph item, each in its
+ * The run-time tool registry (docs/architecture.md rule 8): one RuntimeToolProvider per kind of graph item, each in its
  * own file beside this one (`action.tools.ts`, `agent.tools.ts`, `mcp.tools.ts`, ...).
  *
  * Providers need their domain's services, which the container builds in that domain's section; so a domain

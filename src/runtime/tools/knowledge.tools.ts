@@ -2,8 +2,8 @@ import type { KnowledgeService, SearchHit } from '../../knowledge/knowledge.serv
 import type { RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 
 /**
- * Knowledge-base tools (CONTRACT section 8): `agentic_rag` knowledge bases give the agent one search tool over all
- * of them; knowledge bases with `rw` true give it a tool that adds a document (indexed like any other). `vanilla`
+ * Knowledge-base tools (docs/contract.md#knowledge): `agentic_rag` knowledge bases give the agent one search tool over
+ * all of them; knowledge bases with `rw` true give it a tool that adds a document (indexed like any other). `vanilla`
  * knowledge bases offer no tool: their passages are injected into the context (src/knowledge/knowledge-context.ts).
  */
 

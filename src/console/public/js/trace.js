@@ -1,5 +1,5 @@
 /**
- * The execution trace as a timeline: folds the task's event stream (CONTRACT section 6) into entries the task
+ * The execution trace as a timeline: folds the task's event stream (docs/contract.md#task-events) into entries the task
  * page renders. A tool call's request and result become one entry; streamed chunks attach to the LLM call they
  * belong to. Each event is added once (task-stream.js skips events already delivered). Pure: unit-tested in Node.
  */

@@ -3,8 +3,9 @@ import { announce, confirmAction, h, replaceChildren } from '../dom.js';
 import { copyField, errorAlert, loading } from '../components.js';
 
 /**
- * The agent's webhook channel (CONTRACT section 7): the key-form URL, and the public URL with enable, regenerate
- * and disable. Only the public URL's hash is stored, so its full address appears once, right after it is created.
+ * The agent's webhook channel (docs/contract.md#webhook-channel): the key-form URL, and the public URL with enable,
+ * regenerate and disable. Only the public URL's hash is stored, so its full address appears once, right after it is
+ * created.
  */
 export async function renderWebhookChannel(section, ctx, agent) {
   const heading = section.querySelector('h2');
