@@ -3,21 +3,20 @@ import type { Startable } from '../lib/lifecycle.js';
 import { isAppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
-import { GroupCommit } from '../lib/group-commit.js';
 import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
-import { taskStrategies, type RunnableAgent, type TaskAgentDirectory } from './task-agents.js';
-import type { FinalEvent, FinishFields, FinishItem, Lease, TaskQueueRepository, TraceEvent } from './task-queue.repository.js';
-import { eventRow, parseTimeMs, presentMessage, presentTask } from './task.presenter.js';
+import type { RunnableAgent, TaskAgentDirectory } from './task-agents.js';
+import type { Lease, TaskQueueRepository } from './task-queue.repository.js';
+import { eventRow, presentMessage, presentTask } from './task.presenter.js';
 import type { TaskInbox } from './task-inbox.js';
 import type { LocalSlots, SlotReservation } from './local-slots.js';
 import { MAX_CALL_DEPTH } from './call-depth.js';
 import { TaskSignals, Waker } from './task-signals.js';
-import type { TaskEvent } from './task.types.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
-import { withoutNul } from '../lib/nul-text.js';
 import type { NewDeliveryRow, TaskEndNotifier } from './task-end-notifier.js';
+import { abortExecution, TraceWriter, type Execution } from './task-execution.js';
+import { failure, OutcomeRecorder } from './task-outcome-recorder.js';
 
 export interface TaskWorkerDeps {
   queue: TaskQueueRepository;
@@ -39,54 +38,10 @@ export interface TaskWorkerDeps {
 const MAX_LENT_SLOTS_PER_SLOT = MAX_CALL_DEPTH;
 /** How often a busy worker checks its tasks for stop requests and approval decisions (stop must land within 1 s). */
 const CONTROL_MS = 250;
-/**
- * How long a run's trace events wait to be written together. A quick run's events all go into the transaction that
- * records its outcome; a long run's reach the trace (and the console's live view) in batches this far apart.
- */
-const TRACE_FLUSH_MS = 25;
-/** Outcomes per commit at most: a worker runs at most 256 tasks at once (AGENTRY_WORKER_CONCURRENCY). */
-const OUTCOME_BATCH = 256;
-/** A run's last trace event: the task as its outcome leaves it. */
-const FINISHED_EVENT: FinalEvent = { type: 'task_finished', data: (r) => JSON.stringify(presentTask(r)) };
 /** How long shutdown waits for aborted runs to hand their tasks back. */
 const SHUTDOWN_GRACE_MS = 5000;
 /** A run that ignores its abort signal (a tool stuck in a call) is given up after this, so its slot frees. */
 const ABORT_GRACE_MS = 2000;
-
-/** `unrecorded`: the run started beside its submission's commit (LocalSlots), and the commit failed. */
-type AbortReason = 'lost' | 'shutdown' | 'unrecorded';
-/** What the run's abort signal says, by reason. */
-const ABORT_MESSAGES: Record<AbortReason, string> = {
-  lost: 'The task was stopped or taken over',
-  shutdown: 'The worker is shutting down',
-  unrecorded: 'The task could not be recorded',
-};
-
-interface Execution {
-  lease: Lease;
-  abort: AbortController;
-  reason?: AbortReason;
-  lastBeat: number;
-  approval?: (approved: boolean) => void;
-  /** The run returned and its outcome is being written: the lease is about to be released on purpose. */
-  settling: boolean;
-  /** Trace events emitted and not yet handed to a write (see emit). */
-  buffered: TraceEvent[];
-  /** Whether a buffered event changed the status (its signal must say so). */
-  bufferedStatusChange: boolean;
-  flushTimer?: NodeJS.Timeout;
-  /**
-   * Settles once the task is committed: at once for a claimed task, with the submission's commit for one started
-   * beside it (LocalSlots); rejects with the abort reason if that commit failed. The run's `emit` returns it, and
-   * the trace writes and the outcome are chained after it.
-   */
-  recorded: Promise<void>;
-  /** The submission's commit has not returned yet: the task is not in the database, so no control check applies. */
-  unrecorded: boolean;
-  /** The trace writes so far, chained in order (after `recorded`). */
-  trace: Promise<void>;
-  done: Promise<void>;
-}
 
 /**
  * The worker role: claims tasks with a lease and a fencing number, runs them through the TaskRunner with the
@@ -100,12 +55,6 @@ export class TaskWorker implements Startable, LocalSlots {
   private reserved = 0;
   /** Slots lent by runs waiting on a child task (parkWhile); bounded by MAX_LENT_SLOTS_PER_SLOT x concurrency. */
   private lent = 0;
-  /**
-   * Outcomes of runs that end together are committed together (GroupCommit): one commit, and on PostgreSQL one
-   * statement, for all of them. A run never waits for a batch to fill: the first outcome is written at once, and
-   * those that end while it is being written go together in the next write.
-   */
-  private readonly outcomes = new GroupCommit<FinishItem, TaskRow | undefined>((items) => this.d.queue.finishMany(items), OUTCOME_BATCH);
   private readonly claimWaker = new Waker();
   private readonly controlWaker = new Waker();
   private active = false;
@@ -114,7 +63,13 @@ export class TaskWorker implements Startable, LocalSlots {
   private loops: Promise<void>[] = [];
   private unsubscribe?: () => void;
 
-  constructor(private readonly d: TaskWorkerDeps) {}
+  private readonly trace: TraceWriter;
+  private readonly outcomes: OutcomeRecorder;
+
+  constructor(private readonly d: TaskWorkerDeps) {
+    this.trace = new TraceWriter(d);
+    this.outcomes = new OutcomeRecorder({ ...d, trace: this.trace });
+  }
 
   async start(): Promise<void> {
     if (this.active) return;
@@ -137,7 +92,7 @@ export class TaskWorker implements Startable, LocalSlots {
     this.unsubscribe?.();
     this.claimWaker.wake();
     this.controlWaker.wake();
-    for (const e of this.running.values()) this.abort(e, 'shutdown');
+    for (const e of this.running.values()) abortExecution(e, 'shutdown', this.d.log);
     const runs = Promise.all([...this.running.values()].map((e) => e.done));
     await Promise.race([runs, new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS).unref())]);
     await Promise.all(this.loops);
@@ -222,20 +177,20 @@ export class TaskWorker implements Startable, LocalSlots {
       if (e.abort.signal.aborted || e.settling || e.unrecorded) continue;
       const row = owned.get(k);
       if (!row || Number(row.fence) !== e.lease.fence || !['executing', 'paused'].includes(row.status)) {
-        this.abort(e, 'lost');
+        abortExecution(e, 'lost', this.d.log);
         continue;
       }
       if (row.hitl_decision && e.approval) {
         const resolve = e.approval;
         e.approval = undefined;
         if (await this.d.queue.clearDecision(e.lease, now)) resolve(row.hitl_decision === 'approved');
-        else this.abort(e, 'lost');
+        else abortExecution(e, 'lost', this.d.log);
       }
       if (now - e.lastBeat >= this.d.leaseMs / 3) {
         // An overloaded or blocked process lets leases run out: say so before another worker takes the task.
         if (now - e.lastBeat > this.d.leaseMs * 0.75) this.d.log.warn({ task_id: e.lease.taskId, since_ms: now - e.lastBeat }, 'task heartbeat is late');
         if (await this.d.queue.heartbeat(e.lease, now, this.d.leaseMs)) e.lastBeat = now;
-        else this.abort(e, 'lost');
+        else abortExecution(e, 'lost', this.d.log);
       }
     }
   }
@@ -339,7 +294,7 @@ export class TaskWorker implements Startable, LocalSlots {
     e.recorded = committed
       ? committed.then((ok) => {
           if (!ok) {
-            this.abort(e, 'unrecorded');
+            abortExecution(e, 'unrecorded', this.d.log);
             throw e.abort.signal.reason;
           }
           e.unrecorded = false;
@@ -361,18 +316,9 @@ export class TaskWorker implements Startable, LocalSlots {
       });
   }
 
-  private abort(e: Execution, reason: AbortReason): void {
-    if (e.abort.signal.aborted) return;
-    if (reason === 'lost') this.d.log.warn({ task_id: e.lease.taskId, fence: e.lease.fence }, 'task was stopped or taken over; aborting its run');
-    e.reason = reason;
-    e.abort.abort(new Error(ABORT_MESSAGES[reason]));
-    e.approval?.(false);
-  }
-
   private async execute(row: TaskRow, e: Execution): Promise<void> {
-    const { lease } = e;
     const log = this.d.log.child({ task_id: row.id, attempt: row.execution_attempts });
-    this.emit(e, 'task_updated', presentTask(row));
+    this.trace.emit(e, 'task_updated', presentTask(row));
     let agent: RunnableAgent | undefined;
     let outcome: RunOutcome;
     try {
@@ -393,7 +339,7 @@ export class TaskWorker implements Startable, LocalSlots {
         signal: e.abort.signal,
         // The run does not wait for its trace to be written (see emit), only for its task to be (see recorded).
         emit: (type, data) => {
-          this.emit(e, type, data);
+          this.trace.emit(e, type, data);
           return e.recorded;
         },
         requestApproval: (r) => this.requestApproval(e, r),
@@ -401,131 +347,16 @@ export class TaskWorker implements Startable, LocalSlots {
       };
       outcome = await Promise.race([this.d.runner.run(req), rejectAfterAbort(e.abort.signal, ABORT_GRACE_MS)]);
     } catch (err) {
-      if (e.abort.signal.aborted) return this.afterAbort(e);
+      if (e.abort.signal.aborted) return this.outcomes.afterAbort(e);
       if (isAppError(err) && err.code === 'not_found') outcome = failure('error', err.message);
       else {
         log.error({ err }, 'task runner threw');
         outcome = failure('error', 'The task failed because of an internal error');
       }
     }
-    if (e.abort.signal.aborted) return this.afterAbort(e);
+    if (e.abort.signal.aborted) return this.outcomes.afterAbort(e);
     e.settling = true;
-    await this.record(e, row, outcome, agent);
-  }
-
-  private async record(e: Execution, row: TaskRow, outcome: RunOutcome, agent: RunnableAgent | undefined): Promise<void> {
-    // Every event of the run is committed before or with the outcome, so task_finished is the trace's last word.
-    clearTimeout(e.flushTimer);
-    e.flushTimer = undefined;
-    // An event emitted after the run returned (a late callback) may start one more flush while this waits: every
-    // chained write must be done before the rest is taken.
-    for (let t = e.trace; ; t = e.trace) {
-      await t;
-      if (t === e.trace) break;
-    }
-    // A run that returned before its submission's commit failed: there is no task to record it in.
-    if (e.reason === 'unrecorded') return;
-    const trace = e.buffered.splice(0);
-    const now = this.d.clock.now();
-    const tokens = outcome.tokens ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-    const retry = outcome.status === 'error' && agent && taskStrategies(agent.config).retryOnError && row.execution_attempts < row.max_attempts;
-    if (retry) {
-      // Exponential back-off between whole-run retries: 1 s, 2 s, 4 s ... at most 30 s.
-      const at = now + Math.min(30_000, 1000 * 2 ** (row.execution_attempts - 1));
-      if (!(await this.d.queue.appendEvents(e.lease, trace))) return;
-      const requeued = await this.d.queue.requeue(e.lease, at, now, { refundAttempt: false, tokens });
-      if (requeued) {
-        await this.d.tasks.appendEvent(undefined, eventRow(requeued, 'task_updated', now, { ...presentTask(requeued), retry_reason: outcome.result }));
-        this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
-      }
-      return;
-    }
-    const fields: FinishFields = {
-      status: outcome.status,
-      result: withoutNul(outcome.result),
-      tokens,
-      llm_model_provider: outcome.llm_model_provider,
-      llm_model_name: outcome.llm_model_name,
-    };
-    const messages = (outcome.messages ?? []).map((m) => ({
-      organization_id: row.organization_id,
-      task_id: row.id,
-      run: row.run,
-      role: m.role,
-      content: m.content === null || m.content === undefined ? m.content : withoutNul(m.content),
-      tool_calls: m.tool_calls ? JSON.stringify(m.tool_calls) : null,
-      tool_call_id: m.tool_call_id ? withoutNul(m.tool_call_id) : null,
-      created_at: parseTimeMs(m.created_at, now),
-    }));
-    const outbox = this.d.notifier?.plan({
-      status: fields.status,
-      agentConfig: agent?.config,
-      callbackUrl: row.callback_url,
-      // The row as the outcome leaves it (finishMany applies the same fields; tokens add up over retries).
-      view: () => ({
-        ...row,
-        status: fields.status,
-        result: fields.result,
-        prompt_tokens: Number(row.prompt_tokens) + tokens.prompt_tokens,
-        completion_tokens: Number(row.completion_tokens) + tokens.completion_tokens,
-        total_tokens: Number(row.total_tokens) + tokens.total_tokens,
-        llm_model_provider: fields.llm_model_provider,
-        llm_model_name: fields.llm_model_name,
-        finished_at: now,
-      }),
-    });
-    const withOutbox = outbox && outbox.length ? outbox : undefined;
-    const done = await this.outcomes.add({ lease: e.lease, fields, messages, trace, event: FINISHED_EVENT, now, claimed: row, outbox: withOutbox });
-    if (done && withOutbox) this.d.notifier!.committed();
-    if (!done) this.d.log.warn({ task_id: row.id }, 'task outcome discarded: the task was stopped or taken over');
-    this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true, row: done });
-  }
-
-  /** A shutdown hands the task straight back to the queue without counting the attempt; a lost task is someone else's. */
-  private async afterAbort(e: Execution): Promise<void> {
-    if (e.reason !== 'shutdown') return;
-    await this.flushTrace(e);
-    const now = this.d.clock.now();
-    const row = await this.d.queue.requeue(e.lease, now, now, { refundAttempt: true });
-    if (row) this.d.signals.publish({ kind: 'queued' });
-  }
-
-  /**
-   * Buffers a trace event; the run does not wait for it. Buffered events are written together, TRACE_FLUSH_MS
-   * after the first of them, in one statement (on PostgreSQL each write is a round trip, on SQLite a commit, and a
-   * run emits about ten), or with the outcome when the run ends first. Writes are chained per run, so events keep
-   * their order; the event's time and data are taken now. A write the fence refuses means the task was stopped or
-   * taken over: the run aborts, as it would have on its next control check. A failing write (the database) aborts
-   * it the same way; its lease then runs out and the task is claimed again, as after a crash. A crash of this
-   * process loses at most the last TRACE_FLUSH_MS of the trace of a run that is claimed again.
-   */
-  private emit(e: Execution, type: TaskEvent['type'], data: object, statusChanged = false): void {
-    e.buffered.push({ type, time: this.d.clock.now(), data: JSON.stringify(data) });
-    e.bufferedStatusChange ||= statusChanged;
-    e.flushTimer ??= setTimeout(() => void this.flushTrace(e), TRACE_FLUSH_MS);
-  }
-
-  /** Writes the buffered events now; resolves when every event emitted so far is written (or refused). */
-  private flushTrace(e: Execution): Promise<void> {
-    clearTimeout(e.flushTimer);
-    e.flushTimer = undefined;
-    const batch = e.buffered.splice(0);
-    const statusChanged = e.bufferedStatusChange;
-    e.bufferedStatusChange = false;
-    if (!batch.length) return e.trace;
-    const write = async () => {
-      // No task was committed to write them to.
-      if (e.reason === 'unrecorded') return;
-      try {
-        if (!(await this.d.queue.appendEvents(e.lease, batch))) this.abort(e, 'lost');
-        else this.d.signals.publish({ kind: 'task', organizationId: e.lease.organizationId, taskId: e.lease.taskId, statusChanged });
-      } catch (err) {
-        this.d.log.error({ err, task_id: e.lease.taskId }, 'could not record a trace event; abandoning the run');
-        this.abort(e, 'lost');
-      }
-    };
-    e.trace = e.trace.then(write);
-    return e.trace;
+    await this.outcomes.record(e, row, outcome, agent);
   }
 
   /** Pauses the task until a person decides; a stop (or lost lease) meanwhile counts as a rejection. */
@@ -533,13 +364,13 @@ export class TaskWorker implements Startable, LocalSlots {
     const now = this.d.clock.now();
     const decided = new Promise<boolean>((resolve) => (e.approval = resolve));
     if (!(await this.d.queue.pause(e.lease, JSON.stringify({ tool: r.tool, arguments: r.arguments, requested_at: now }), now))) {
-      this.abort(e, 'lost');
+      abortExecution(e, 'lost', this.d.log);
       return false;
     }
     const row = await this.d.tasks.find(e.lease.organizationId, e.lease.taskId);
     if (row) {
-      this.emit(e, 'task_updated', presentTask(row), true);
-      await this.flushTrace(e);
+      this.trace.emit(e, 'task_updated', presentTask(row), true);
+      await this.trace.flush(e);
     }
     return decided;
   }
@@ -555,8 +386,4 @@ function rejectAfterAbort(signal: AbortSignal, graceMs: number): Promise<never> 
     if (signal.aborted) arm();
     else signal.addEventListener('abort', arm, { once: true });
   });
-}
-
-function failure(status: RunOutcome['status'], result: string): RunOutcome {
-  return { status, result, tokens: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, messages: [], llm_model_provider: null, llm_model_name: null };
 }
