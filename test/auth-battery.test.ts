@@ -138,6 +138,8 @@ const PARAMS: Record<string, ParamRow> = {
       return id;
     },
   },
+  // workflows (issue 27)
+  workflow_id: { make: async (ctx) => (await created(ctx, '/v1/workflows', { name: `battery-wf-${unique()}`, steps: [{ id: 'ok', type: 'approval' }] })).id },
   // access (issue 24)
   key_id: { make: async (ctx) => (await created(ctx, '/v1/api_keys', { name: `battery-key-${unique()}`, role: 'read-only' })).id },
 };

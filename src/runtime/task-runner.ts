@@ -35,6 +35,13 @@ export interface RunRequest {
   emit(type: TaskEvent['type'], data: Record<string, unknown>): Promise<void>;
   /** Supervised agents: resolves true when a person approves the mutating call, false when rejected. */
   requestApproval(request: { tool: string; arguments: Record<string, unknown> }): Promise<boolean>;
+  /** Which run (submission) of the task this is: a continued conversation has several, each retried attempts keep it. */
+  run?: number;
+  /**
+   * Resolves once every event emitted so far is written (emit alone lets them wait for the next batch). A runner that
+   * resumes from its trace after a crash (workflows) awaits it between side effects; a refused write aborts `signal`.
+   */
+  checkpoint?(): Promise<void>;
 }
 
 export interface RunOutcome {

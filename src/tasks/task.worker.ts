@@ -375,6 +375,8 @@ export class TaskWorker implements Startable, LocalSlots {
           return e.recorded;
         },
         requestApproval: (r) => this.requestApproval(e, r),
+        run: Number(row.run),
+        checkpoint: () => this.flushTrace(e),
       };
       outcome = await Promise.race([this.d.runner.run(req), rejectAfterAbort(e.abort.signal, ABORT_GRACE_MS)]);
     } catch (err) {
