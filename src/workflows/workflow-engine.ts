@@ -46,6 +46,8 @@ export class WorkflowEngine {
     private readonly def: WorkflowDefinition,
     private readonly run: number,
     recorded: ReadonlyMap<string, unknown>,
+    /** Steps an earlier attempt of this run started without recording their end: they run again (at least once). */
+    private readonly interrupted: ReadonlySet<string>,
     private readonly ports: StepPorts,
     private readonly clock: Clock,
   ) {
@@ -80,7 +82,11 @@ export class WorkflowEngine {
     const mark: StepMark = { id: step.id, type: step.type, run: this.run };
     const callId = `wf-${this.run}-${step.id}`;
     const input = inputOf(step) === undefined ? null : resolveTemplate(inputOf(step), this.scope);
-    await this.req.emit('tool_call_request', { tool_call_id: callId, tool_name: `workflow_${step.type}`, graph_item_id: step.id, payload: input, workflow_step: mark });
+    const rerun = this.interrupted.has(step.id);
+    await this.req.emit('tool_call_request', { tool_call_id: callId, tool_name: `workflow_${step.type}`, graph_item_id: step.id, payload: input, workflow_step: mark, ...(rerun ? { rerun_after_interruption: true } : {}) });
+    // Durable before it acts: after a crash the trace shows the step started (and may have acted) before it ends.
+    await this.req.checkpoint?.();
+    signal.throwIfAborted();
     const started = this.clock.now();
     let output: unknown;
     let failure: Error | undefined;

@@ -45,8 +45,8 @@ export class WorkflowRunner implements TaskRunner {
       return outcome(req, clock, 'error', `The workflow ${node.workflow_id} (version ${node.version ?? 'current'}) cannot be run: ${e instanceof Error ? e.message : String(e)}`, prompt);
     }
     const run = req.run ?? nextRunNumber(req.history);
-    const recorded = req.task.execution_attempts > 1 ? await this.recorded(req, run) : new Map<string, unknown>();
-    const engine = new WorkflowEngine(req, def, run, recorded, this.d.ports, clock);
+    const { done, started } = req.task.execution_attempts > 1 ? await this.recorded(req, run) : { done: new Map<string, unknown>(), started: new Set<string>() };
+    const engine = new WorkflowEngine(req, def, run, done, started, this.d.ports, clock);
     try {
       const result = await engine.execute();
       return outcome(req, clock, 'completed', asText(result), prompt);
@@ -56,15 +56,23 @@ export class WorkflowRunner implements TaskRunner {
     }
   }
 
-  /** Outputs of the steps earlier attempts of this run finished (their result is in the trace, without error). */
-  private async recorded(req: RunRequest, run: number): Promise<Map<string, unknown>> {
-    const out = new Map<string, unknown>();
+  /**
+   * Outputs of the steps earlier attempts of this run finished (their result is in the trace, without error), and the
+   * steps they started without an end (a crash or lost lease mid-step).
+   */
+  private async recorded(req: RunRequest, run: number): Promise<{ done: Map<string, unknown>; started: Set<string> }> {
+    const done = new Map<string, unknown>();
+    const started = new Set<string>();
     for (const e of await this.d.trace(req.task.organization_id, req.task.id)) {
-      if (e.type !== 'tool_call_result') continue;
       const mark = e.data.workflow_step as StepMark | undefined;
-      if (mark && mark.run === run && e.data.is_error === false) out.set(mark.id, e.data.result);
+      if (!mark || mark.run !== run) continue;
+      if (e.type === 'tool_call_request') started.add(mark.id);
+      else if (e.type === 'tool_call_result') {
+        started.delete(mark.id);
+        if (e.data.is_error === false) done.set(mark.id, e.data.result);
+      }
     }
-    return out;
+    return { done, started };
   }
 }
 
