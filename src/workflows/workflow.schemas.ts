@@ -29,23 +29,27 @@ const base = {
   name: z.string().max(200).optional(),
   timeout_seconds: z.number().int().min(1).max(WORKFLOW_LIMITS.maxTimeoutSeconds).optional(),
 };
-const next = stepId().nullable().default(null);
+const next = stepId().nullable().default(null).describe('The step that runs after this one; null ends this path (or branch).');
 
 const AgentStep = z.strictObject({ ...base, type: z.literal('agent'), agent_id: ref(), input: template().default('{{input.text}}'), additional_context: z.string().max(10_000).optional(), next });
-const ActionStep = z.strictObject({ ...base, type: z.literal('action'), connection_id: ref(), operation_id: ref(), input: template().default({}), next });
+const ActionStep = z.strictObject({ ...base, type: z.literal('action'), connection_id: ref(), operation_id: ref().describe("The connection's operation, by catalog id or operationId."), input: template().default({}), next });
 const FunctionStep = z.strictObject({ ...base, type: z.literal('custom_function'), custom_function_id: ref(), input: template().default({}), next });
 export const CONDITION_OPERATORS = ['equals', 'not_equals', 'contains', 'gt', 'lt', 'exists'] as const;
-const ConditionCase = z.strictObject({ operator: z.enum(CONDITION_OPERATORS).default('equals'), value: z.unknown().optional(), next: stepId() });
+const ConditionCase = z.strictObject({
+  operator: z.enum(CONDITION_OPERATORS).default('equals').describe('How the step value is compared with `value`.'),
+  value: z.unknown().optional(),
+  next: stepId().describe('The step that runs when this case matches.'),
+});
 const ConditionStep = z.strictObject({
   ...base,
   type: z.literal('condition'),
   value: template(),
-  cases: z.array(ConditionCase).min(1).max(WORKFLOW_LIMITS.maxCases),
+  cases: z.array(ConditionCase).min(1).max(WORKFLOW_LIMITS.maxCases).describe('Checked in order; the first match decides the next step.'),
   /** Where to go when no case matches; null ends this path. */
-  default: stepId().nullable().default(null),
+  default: stepId().nullable().default(null).describe('The step that runs when no case matches; null ends this path.'),
 });
-const ParallelStep = z.strictObject({ ...base, type: z.literal('parallel'), branches: z.array(stepId()).min(1).max(WORKFLOW_LIMITS.maxParallelWidth), next });
-const ApprovalStep = z.strictObject({ ...base, type: z.literal('approval'), message: template().default('Approve this step?'), next });
+const ParallelStep = z.strictObject({ ...base, type: z.literal('parallel'), branches: z.array(stepId()).min(1).max(WORKFLOW_LIMITS.maxParallelWidth).describe('First steps of the branches that run at once; the step ends when all have.'), next });
+const ApprovalStep = z.strictObject({ ...base, type: z.literal('approval'), message: template().default('Approve this step?').describe('What the person approving is shown (may hold references).'), next });
 
 export const WorkflowStep = z.discriminatedUnion('type', [AgentStep, ActionStep, FunctionStep, ConditionStep, ParallelStep, ApprovalStep]);
 export type WorkflowStep = z.output<typeof WorkflowStep>;
@@ -55,10 +59,10 @@ const definitionFields = {
   name: z.string().trim().min(1).max(256),
   description: z.string().max(10_000).default(''),
   /** The first step; the first of `steps` when absent. */
-  start: stepId().optional(),
-  steps: z.array(WorkflowStep).min(1).max(WORKFLOW_LIMITS.maxSteps),
+  start: stepId().optional().describe('The first step; the first of `steps` when absent.'),
+  steps: z.array(WorkflowStep).min(1).max(WORKFLOW_LIMITS.maxSteps).describe('The steps of the graph (docs/workflows.md).'),
   /** The run's result; the output of the last step that ran when absent. */
-  output: template().optional(),
+  output: template().optional().describe("The run's result, with references; the last step's output when absent."),
 };
 
 export const CreateWorkflowBody = z.strictObject(definitionFields);
