@@ -38,7 +38,7 @@ export function createWorkflowsModule(d: {
 }): { workflows: WorkflowsService } {
   const nodes = (w: OrchestrationTarget): WorkflowNode[] => [{ type: 'workflow', workflow_id: w.workflowId, version: w.version }];
   const ports: WorkflowPorts = {
-    agentExists: async (org, id) => (await d.agents.find(org, id)) !== undefined,
+    agentVisible: (viewer, id) => d.agents.visibleTo(viewer, id),
     findConnection: (org, id) => d.connectors.findConnection(org, id),
     findOperation: (org, connectorId, ref) => d.connectors.findOperation(org, connectorId, ref),
     functionExists: async (org, id) => (await d.customFunctions.findMany(org, [id])).length > 0,

@@ -11,7 +11,8 @@ import type { z } from 'zod';
 
 /** What the workflows domain needs from others: the resources steps name, and the orchestration agent it keeps. */
 export interface WorkflowPorts {
-  agentExists(orgId: string, agentId: string): Promise<boolean>;
+  /** The agent exists and the caller may run it (another member's personal agent is answered as missing). */
+  agentVisible(viewer: Principal, agentId: string): Promise<boolean>;
   findConnection(orgId: string, connectionId: string): Promise<{ id: string; connectorId: string } | undefined>;
   findOperation(orgId: string, connectorId: string, idOrOperationId: string): Promise<{ id: string } | undefined>;
   functionExists(orgId: string, functionId: string): Promise<boolean>;
@@ -50,7 +51,7 @@ export class WorkflowsService {
 
   async create(principal: Principal, input: z.output<typeof CreateWorkflowBody>): Promise<WorkflowView> {
     const org = principal.organizationId;
-    const def = await this.checked(org, input);
+    const def = await this.checked(principal, input);
     if (await this.repo.nameTaken(org, def.name)) throw duplicateName();
     const id = newId();
     // The agent first: its name rule (unique among agents) is the last check that can refuse the request.
@@ -81,7 +82,7 @@ export class WorkflowsService {
     const row = await this.load(org, id);
     const merged = { ...(row.draft ?? row.definition) } as Record<string, unknown>;
     for (const [k, v] of Object.entries(patch)) if (v !== undefined) merged[k] = v;
-    const def = await this.checked(org, merged as WorkflowDefinition);
+    const def = await this.checked(principal, merged as WorkflowDefinition);
     if (await this.repo.nameTaken(org, def.name, id)) throw duplicateName();
     if (opts.deploy) await this.publish(principal, row, def);
     else await this.saveDraft(row, def);
@@ -92,7 +93,7 @@ export class WorkflowsService {
   async deploy(principal: Principal, id: string): Promise<WorkflowView> {
     const row = await this.load(principal.organizationId, id);
     // Checked again: a step may name an agent or connection deleted since the draft was saved.
-    const def = await this.checked(principal.organizationId, row.draft ?? row.definition);
+    const def = await this.checked(principal, row.draft ?? row.definition);
     await this.publish(principal, row, def);
     return this.get(principal.organizationId, id);
   }
@@ -179,17 +180,18 @@ export class WorkflowsService {
   }
 
   /** The graph rules, then every resource a step names, in the organization; connector operations by catalog id. */
-  private async checked(org: string, def: WorkflowDefinition): Promise<WorkflowDefinition> {
+  private async checked(principal: Principal, def: WorkflowDefinition): Promise<WorkflowDefinition> {
     checkWorkflowGraph(def);
     const steps: WorkflowStep[] = [];
-    for (const [i, s] of def.steps.entries()) steps.push(await this.checkStep(org, s, ['body', 'steps', i]));
+    for (const [i, s] of def.steps.entries()) steps.push(await this.checkStep(principal, s, ['body', 'steps', i]));
     return { ...def, start: startOf(def), steps };
   }
 
-  private async checkStep(org: string, s: WorkflowStep, loc: (string | number)[]): Promise<WorkflowStep> {
+  private async checkStep(principal: Principal, s: WorkflowStep, loc: (string | number)[]): Promise<WorkflowStep> {
+    const org = principal.organizationId;
     switch (s.type) {
       case 'agent':
-        if (!(await this.ports.agentExists(org, s.agent_id))) throw AppError.invalid([...loc, 'agent_id'], `agent '${s.agent_id}' not found`);
+        if (!(await this.ports.agentVisible(principal, s.agent_id))) throw AppError.invalid([...loc, 'agent_id'], `agent '${s.agent_id}' not found`);
         return s;
       case 'custom_function':
         if (!(await this.ports.functionExists(org, s.custom_function_id))) throw AppError.invalid([...loc, 'custom_function_id'], `custom function '${s.custom_function_id}' not found`);

@@ -128,6 +128,23 @@ describe.each(TEST_DBS)('workflows API (%s)', (kind) => {
     expect((await t.req('GET', `/v1/agents/${again.json().agent_id}`)).statusCode).toBe(404);
   });
 
+  it("refuses another member's personal agent as a step, as if it did not exist", async () => {
+    const member = await t.c.orgs.createApiKey('org-a', 'member', 'member');
+    const as = (key: string, method: 'POST' | 'GET', url: string, body?: unknown) =>
+      t.app.inject({ method, url, payload: body === undefined ? undefined : JSON.stringify(body), headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) } });
+    const mine = await as(member.key, 'POST', '/v1/agents', { name: `personal-${kind}`, access_scope: 'personal' });
+    expect(mine.statusCode).toBe(201);
+    const flow = { name: `wf-personal-${kind}`, steps: [{ id: 'ask', type: 'agent', agent_id: mine.json().id }] };
+    const other = await as(t.keyA, 'POST', '/v1/workflows', flow);
+    // keyA is an admin: admins see personal agents. A second member does not.
+    expect(other.statusCode).toBe(201);
+    const stranger = await t.c.orgs.createApiKey('org-a', 'stranger', 'member');
+    const refused = await as(stranger.key, 'POST', '/v1/workflows', { ...flow, name: `wf-personal2-${kind}` });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().detail[0]).toMatchObject({ loc: ['body', 'steps', 0, 'agent_id'] });
+    expect((await as(member.key, 'POST', '/v1/workflows', { ...flow, name: `wf-personal3-${kind}` })).statusCode).toBe(201);
+  });
+
   it('refuses a duplicate name without creating anything', async () => {
     await t.req('POST', '/v1/workflows', twoSteps(`wf-dup-${kind}`));
     const before = await counts();
