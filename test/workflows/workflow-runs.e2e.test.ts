@@ -131,6 +131,40 @@ describe.each(TEST_DBS)('workflow runs end to end (%s)', (kind) => {
     expect(timed).toMatchObject({ status: 'error', result: "Step 'lookup' failed: it did not finish within 1 s" });
   });
 
+  it('runs parallel branches at once: each branch waits for the other to have started', { timeout: 60_000 }, async () => {
+    let release!: () => void;
+    const bothStarted = new Promise<void>((r) => (release = r));
+    let arrived = 0;
+    const meet = async () => {
+      if (++arrived === 2) release();
+      await bothStarted;
+      return { json: { id: 'met', total: arrived } };
+    };
+    up.on('GET', '/orders/left', meet);
+    up.on('GET', '/orders/right', meet);
+    const branch = (id: string) => ({ id, type: 'action', connection_id: connectionId, operation_id: 'getOrder', timeout_seconds: 10, input: { path_params: { id } } });
+    const wf = (await t.req('POST', '/v1/workflows', { name: `meet-${kind}`, steps: [{ id: 'both', type: 'parallel', branches: ['left', 'right'] }, branch('left'), branch('right')] })).json();
+    const task = (await t.req('POST', `/v1/agents/${wf.agent_id}/invoke`, { input: { text: 'go' } })).json() as Task;
+    expect(task.status, task.result ?? '').toBe('completed');
+    expect(JSON.parse(task.result!)).toEqual({ left: { status_code: 200, result: { id: 'met', total: 2 } }, right: { status_code: 200, result: { id: 'met', total: 2 } } });
+  });
+
+  it('stopping a workflow run stops the child task of its running agent step', { timeout: 60_000 }, async () => {
+    llm.handle((req) => (req.lastUserText === 'hang' ? { text: 'never', delayMs: 60_000 } : { text: 'ok' }));
+    const wf = (await t.req('POST', '/v1/workflows', { name: `stoppable-${kind}`, steps: [{ id: 'wait', type: 'agent', agent_id: writer, input: 'hang' }] })).json();
+    const started = (await t.req('POST', `/v1/agents/${wf.agent_id}/invoke/async`, { input: { text: 'x' } })).json();
+    let child: { id: string } | undefined;
+    for (let i = 0; !child && i < 300; i++) {
+      child = await t.c.db.kysely.selectFrom('tasks').select('id').where('parent_execution', '=', started.id).where('status', '=', 'executing').executeTakeFirst();
+      if (!child) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(child, 'the agent step started its child task').toBeDefined();
+    await t.waitTask(started.id, (x) => x.status === 'executing');
+    expect((await t.req('POST', `/v1/tasks/${started.id}/stop`)).json().status).toBe('stopped');
+    await t.waitTask(child!.id, (x) => x.status === 'stopped', 30_000);
+    llm.handle((req) => (req.lastUserText.startsWith('Classify') ? { text: req.lastUserText.includes('refund') ? 'refund\n' : 'other' } : { text: `REPLY(${req.lastUserText})` }));
+  });
+
   it('an agent calls a workflow as a tool and gets its result', { timeout: 60_000 }, async () => {
     const wf = (
       await t.req('POST', '/v1/workflows', {

@@ -145,12 +145,18 @@ describe.each(TEST_DBS)('workflows API (%s)', (kind) => {
     expect((await as(member.key, 'POST', '/v1/workflows', { ...flow, name: `wf-personal3-${kind}` })).statusCode).toBe(201);
   });
 
-  it('refuses a duplicate name without creating anything', async () => {
+  it('refuses a duplicate name (of a workflow, or of an agent its own agent would take) without creating anything', async () => {
     await t.req('POST', '/v1/workflows', twoSteps(`wf-dup-${kind}`));
     const before = await counts();
     const r = await t.req('POST', '/v1/workflows', twoSteps(`wf-dup-${kind}`));
     expect(r.statusCode).toBe(422);
     expect(r.json().detail[0].loc).toEqual(['body', 'name']);
     expect(await counts()).toEqual(before);
+    await t.createAgent({ name: `taken-${kind}` });
+    const taken = await counts();
+    const clash = await t.req('POST', '/v1/workflows', twoSteps(`taken-${kind}`));
+    expect(clash.statusCode).toBe(422);
+    expect(clash.json().detail[0]).toMatchObject({ loc: ['body', 'name'], msg: expect.stringContaining('agent with this name') });
+    expect(await counts()).toEqual(taken);
   });
 });
