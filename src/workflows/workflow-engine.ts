@@ -96,7 +96,9 @@ export class WorkflowEngine {
       if (size > WORKFLOW_LIMITS.maxOutputBytes) throw new StepFailed(step.id, `its output is ${size} bytes; the limit is ${WORKFLOW_LIMITS.maxOutputBytes}`);
     } catch (e) {
       if (this.req.signal.aborted) throw e;
-      failure = e instanceof StepFailed || e instanceof StepRejected ? e : new StepFailed(step.id, e instanceof Error ? e.message : String(e));
+      // Only a failing sibling branch aborts `signal` without the run's: say so rather than repeat its error.
+      if (signal.aborted) failure = new StepFailed(step.id, 'cancelled: another branch of its parallel step failed');
+      else failure = e instanceof StepFailed || e instanceof StepRejected ? e : new StepFailed(step.id, e instanceof Error ? e.message : String(e));
     }
     await this.req.emit('tool_call_result', {
       tool_call_id: callId,
