@@ -125,7 +125,7 @@ export class WorkflowEngine {
       case 'parallel':
         return this.parallel(step, parent);
       case 'approval':
-        return this.approve(step, input);
+        return this.approve(step, input, parent);
     }
     if (!isActing(step)) throw new Error(`unknown step type`);
     const ms = (step.timeout_seconds ?? WORKFLOW_LIMITS.defaultTimeoutSeconds) * 1000;
@@ -155,7 +155,7 @@ export class WorkflowEngine {
   private async parallel(step: Extract<WorkflowStep, { type: 'parallel' }>, parent: AbortSignal): Promise<Record<string, unknown>> {
     const ac = new AbortController();
     const signal = AbortSignal.any([parent, ac.signal]);
-    const outs = await Promise.all(
+    const settled = await Promise.allSettled(
       step.branches.map((b) =>
         this.chain(b, signal).catch((e: unknown) => {
           ac.abort(e);
@@ -163,13 +163,19 @@ export class WorkflowEngine {
         }),
       ),
     );
-    return Object.fromEntries(step.branches.map((b, i) => [b, outs[i]]));
+    // Every branch has ended (the others were cancelled) before the failure goes up: nothing of this run acts
+    // or writes to the trace after the run's outcome.
+    if (ac.signal.aborted) throw ac.signal.reason;
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return Object.fromEntries(step.branches.map((b, i) => [b, (settled[i] as PromiseFulfilledResult<unknown>).value]));
   }
 
-  private async approve(step: Extract<WorkflowStep, { type: 'approval' }>, message: unknown): Promise<{ approved: true }> {
+  private async approve(step: Extract<WorkflowStep, { type: 'approval' }>, message: unknown, signal: AbortSignal): Promise<{ approved: true }> {
     const ask = this.approvals.then(() => this.req.requestApproval({ tool: `workflow_approval_${step.id}`, arguments: { step_id: step.id, message } }));
     this.approvals = ask.catch(() => undefined);
-    const approved = await ask;
+    // A failing sibling branch ends the wait; the run's outcome then clears the pending decision.
+    const approved = await raceAbort(ask, signal);
     this.req.signal.throwIfAborted();
     if (!approved) throw new StepRejected(step.id);
     return { approved: true };

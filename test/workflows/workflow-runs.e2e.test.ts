@@ -131,6 +131,18 @@ describe.each(TEST_DBS)('workflow runs end to end (%s)', (kind) => {
     expect(timed).toMatchObject({ status: 'error', result: "Step 'lookup' failed: it did not finish within 1 s" });
   });
 
+  it('a failing branch ends the run and cancels its sibling', { timeout: 60_000 }, async () => {
+    up.on('GET', '/orders/broken', () => ({ status: 503, json: { error: 'down' } }));
+    up.on('GET', '/orders/lingering', () => ({ json: { late: true }, delayMs: 20_000 }));
+    const branch = (id: string) => ({ id, type: 'action', connection_id: connectionId, operation_id: 'getOrder', timeout_seconds: 30, input: { path_params: { id } } });
+    const wf = (await t.req('POST', '/v1/workflows', { name: `sibling-${kind}`, steps: [{ id: 'both', type: 'parallel', branches: ['broken', 'lingering'] }, branch('broken'), branch('lingering')] })).json();
+    const task = (await t.req('POST', `/v1/agents/${wf.agent_id}/invoke`, { input: { text: 'go' } })).json() as Task;
+    expect(task.status).toBe('error');
+    expect(task.result).toMatch(/^Step 'broken' failed: the operation answered HTTP 503/);
+    const results = stepResults(await events(task.id));
+    expect(results.find((r) => r.id === 'lingering')).toMatchObject({ is_error: true, result: "Step 'lingering' failed: cancelled: another branch of its parallel step failed" });
+  });
+
   it('runs parallel branches at once: each branch waits for the other to have started', { timeout: 60_000 }, async () => {
     let release!: () => void;
     const bothStarted = new Promise<void>((r) => (release = r));
