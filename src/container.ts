@@ -87,6 +87,8 @@ import { registerExternalAgents } from './external-agents/external-agents.module
 import { LazyA2aInbound } from './external-agents/lazy-a2a.js';
 import { McpInboundService } from './external-agents/inbound/mcp-inbound.service.js';
 import type { Startable } from './lib/lifecycle.js';
+import { createWorkflowsModule } from './workflows/workflows.module.js';
+import type { WorkflowsService } from './workflows/workflows.service.js';
 
 export type { Startable } from './lib/lifecycle.js';
 
@@ -154,6 +156,8 @@ export interface Container {
   // external agents (issue 22): discoverable agents served over A2A and as an MCP server
   a2a: LazyA2aInbound;
   mcpEndpoint: McpInboundService;
+  // workflows (issue 27): definitions and versions; runs are tasks of their `orchestration` agent
+  workflows: WorkflowsService;
   /** Started by the worker role. */
   background: Startable[];
   close(): Promise<void>;
@@ -350,6 +354,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   registerExternalAgents(runtime, { fetch: safeFetch as typeof globalThis.fetch, secrets: (org, name) => secrets.reveal(org, name), clock, log, schemaChecker });
   const a2a = new LazyA2aInbound({ agents, tasks, urls, syncTimeoutMs: config.syncTimeoutMs, log });
   const mcpEndpoint = new McpInboundService({ agents, tasks, syncTimeoutMs: config.syncTimeoutMs, log });
+  // --- workflows (issue 27): the `orchestration` agent type, the `workflow` tool kind
+  const { workflows } = createWorkflowsModule({ db, clock, runtime, toolResolvers, agents, tasks, connectors, invoker: connectorInvoker, customFunctions, childMaxWaitMs: config.syncTimeoutMs });
 
   if (config.bootstrapApiKey) {
     const org = await orgs.ensureOrganization('default');
@@ -400,6 +406,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     tracing: observability.tracing,
     a2a,
     mcpEndpoint,
+    workflows,
     background,
     async close() {
       for (const b of background) await b.stop();

@@ -138,6 +138,10 @@ const PARAMS: Record<string, ParamRow> = {
       return id;
     },
   },
+  // workflows (issue 27)
+  // A workflow's first version is 1 (an agent's is 2).
+  '/v1/workflows/:workflow_id/versions/:version': { make: async () => '1' },
+  workflow_id: { make: async (ctx) => (await created(ctx, '/v1/workflows', { name: `battery-wf-${unique()}`, steps: [{ id: 'ok', type: 'approval' }] })).id },
   // access (issue 24)
   key_id: { make: async (ctx) => (await created(ctx, '/v1/api_keys', { name: `battery-key-${unique()}`, role: 'read-only' })).id },
 };

@@ -15,5 +15,6 @@ import type { SchedulesTables } from '../schedules/schedules.tables.js';
 import type { MemoryTables } from '../memory/memory.tables.js';
 import type { NotificationsTables } from '../notifications/notifications.tables.js';
 import type { AccessTables } from '../auth/access.tables.js';
+import type { WorkflowsTables } from '../workflows/workflows.tables.js';
 
-export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables, SchedulesTables, MemoryTables, NotificationsTables, AccessTables {}
+export interface Database extends CoreTables, AgentTables, ConnectorsTables, TasksTables, FilesTables, WebhooksTables, ToolKindsTables, KnowledgeTables, McpUserTokensTables, SchedulesTables, MemoryTables, NotificationsTables, AccessTables, WorkflowsTables {}

@@ -28,12 +28,13 @@ import { apiDocsPlugin } from './api-docs/api-docs.plugin.js';
 import { apiKeysRoutes } from './routes/api-keys.routes.js';
 import { a2aRoutes } from './routes/a2a.routes.js';
 import { mcpEndpointRoutes } from './routes/mcp-endpoint.routes.js';
+import { workflowsRoutes } from './routes/workflows.routes.js';
 
 /** A route module registers one resource's routes; handlers stay thin and call one service. */
 export type RouteModule = (router: Router, c: Container) => void;
 
 /** Add one line per resource. */
-const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, apiKeysRoutes, schedulesRoutes, memoriesRoutes, notificationsRoutes, xpanderRoutes, a2aRoutes, mcpEndpointRoutes];
+const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, apiKeysRoutes, schedulesRoutes, memoriesRoutes, notificationsRoutes, xpanderRoutes, a2aRoutes, mcpEndpointRoutes, workflowsRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   const app = createFastify(c.log, { maxJsonDepth: c.config.maxJsonDepth });

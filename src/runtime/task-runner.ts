@@ -40,6 +40,13 @@ export interface RunRequest {
    * uses no CPU, and the child may need the very slot it holds. Absent outside a worker.
    */
   parkWhile?<T>(waiting: Promise<T>): Promise<T>;
+  /** Which run (submission) of the task this is: a continued conversation has several, each retried attempts keep it. */
+  run?: number;
+  /**
+   * Resolves once every event emitted so far is written (emit alone lets them wait for the next batch). A runner that
+   * resumes from its trace after a crash (workflows) awaits it between side effects; a refused write aborts `signal`.
+   */
+  checkpoint?(): Promise<void>;
 }
 
 export interface RunOutcome {

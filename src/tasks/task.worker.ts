@@ -344,6 +344,8 @@ export class TaskWorker implements Startable, LocalSlots {
         },
         requestApproval: (r) => this.requestApproval(e, r),
         parkWhile: (waiting) => this.parkWhile(waiting),
+        run: Number(row.run),
+        checkpoint: () => this.trace.flush(e),
       };
       outcome = await Promise.race([this.d.runner.run(req), rejectAfterAbort(e.abort.signal, ABORT_GRACE_MS)]);
     } catch (err) {

@@ -387,8 +387,8 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
     expectIssue(await t.req('POST', '/v1/agents', { name: 'b3', graph: [{ item_id: 'ghost', type: 'agent', targets: [] }] }), ['body', 'graph', 0, 'item_id'], 'value_error');
   });
 
-  it('refuses workflows, tool kinds without a resolver, unknown connections and knowledge bases', async () => {
-    expectIssue(await t.req('POST', '/v1/agents', { name: 'w', tools: [{ type: 'workflow', workflow_id: 'wf' }] }), ['body', 'tools', 0, 'workflow_id'], 'value_error', /workflows are not supported yet/);
+  it('refuses unknown workflows, tool kinds without a resolver, unknown connections and knowledge bases', async () => {
+    expectIssue(await t.req('POST', '/v1/agents', { name: 'w', tools: [{ type: 'workflow', workflow_id: 'wf' }] }), ['body', 'tools', 0, 'workflow_id'], 'value_error', /workflow 'wf' not found/);
     delete t.c.toolResolvers.skill;
     delete t.c.toolResolvers.action;
     delete t.c.toolResolvers.custom_function;

@@ -110,7 +110,7 @@ describe.each(TEST_DBS)('agent tools (%s)', (kind) => {
 
     expectIssue(await t.req('POST', `/v1/agents/${a.id}/tools`, { type: 'agent', agent_id: a.id }), ['body', 'agent_id'], 'value_error', /own sub-agent/);
     expectIssue(await t.req('POST', `/v1/agents/${a.id}/tools`, { type: 'action', connection_id: 'nope', operation_ids: ['x'] }), ['body', 'connection_id'], 'value_error');
-    expectIssue(await t.req('POST', `/v1/agents/${a.id}/tools`, { type: 'workflow', workflow_id: 'w' }), ['body', 'workflow_id'], 'value_error', /not supported/);
+    expectIssue(await t.req('POST', `/v1/agents/${a.id}/tools`, { type: 'workflow', workflow_id: 'w' }), ['body', 'workflow_id'], 'value_error', /workflow 'w' not found/);
     expectIssue(await t.req('POST', `/v1/agents/${a.id}/tools`, { type: 'zap' }), ['body', 'type'], 'union_tag_invalid');
 
     // Detach by connection id: the connector, its graph items and its tools entry go; deployed by default.

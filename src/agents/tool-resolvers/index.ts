@@ -1,7 +1,6 @@
 import type { ToolEntryResolver } from '../../tools/tool-kinds.js';
 import type { ToolEntryType } from '../agent.schemas.js';
 import { AgentToolResolver, type AgentNameLookup } from './agent.resolver.js';
-import { WorkflowToolResolver } from './workflow.resolver.js';
 
 /**
  * Create-time resolvers of `tools` entries (spec 2.3), one per entry type (docs/architecture.md rule 8). The container
@@ -21,6 +20,6 @@ export type ToolResolverRegistry = Partial<Record<ToolEntryType, ToolEntryResolv
 export function createToolResolverRegistry(deps: { agents: AgentNameLookup }): ToolResolverRegistry {
   return {
     agent: new AgentToolResolver(deps.agents),
-    workflow: new WorkflowToolResolver(),
+    // workflow: registered by the workflows section of the container (src/workflows/workflows.module.ts)
   };
 }

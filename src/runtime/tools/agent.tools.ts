@@ -68,7 +68,8 @@ export class AgentToolProvider implements RuntimeToolProvider {
     };
   }
 
-  private async delegate(agentId: string, args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown> {
+  /** Runs `agentId` as a child task of ctx's task and resolves with its result (also used by workflows' agent steps). */
+  async delegate(agentId: string, args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown> {
     if (agentId === ctx.agentId) throw new Error('An agent cannot delegate to itself');
     const submitter = this.deps.submitter();
     const child = await submitter.submit({
