@@ -92,7 +92,7 @@ export const FIELD_DESCRIPTIONS: Record<string, string> = {
   is_omni: 'Multi-modal agent (refused until supported).',
   is_first: 'Whether this node starts the graph.',
   item_id: 'Id of the tool or agent this graph node stands for.',
-  targets: 'Node ids this node may hand over to.',
+  targets: 'Ids (or item_ids) of graph items that run after this one succeeds, one forced step each (docs/planning-and-chaining.md).',
   source_nodes: 'Where tasks come from (webhook, schedule, ...).',
   rw: 'Whether the agent may write to the knowledge base.',
   threshold: 'Lowest relevance score a passage needs.',

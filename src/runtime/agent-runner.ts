@@ -22,6 +22,8 @@ import { RunAbortedError, type RunOutcome, type RunRequest, type TaskRunner } fr
 import { addTokens, runToolLoop, type RunState } from './tool-loop.js';
 import { ToolBuildError, type RuntimeToolRegistry } from './tools/index.js';
 import { splitPreAuth } from '../auth/pre-auth-token.js';
+import { GraphChain } from './graph-chain.js';
+import type { ToolGate } from './tool-gates.js';
 
 export interface AgentRunnerDeps {
   llm: LlmService;
@@ -96,6 +98,10 @@ export class AgentRunner implements TaskRunner {
         this.deps.context.collect({ agent: runAgent, task, signal: req.signal }),
       ]);
 
+      const gates: ToolGate[] = [];
+      const chain = new GraphChain(runAgent.graph, tools);
+      if (chain.active) gates.push(chain);
+
       const output = outputSpec(task, agent);
       const limits = runLimits(agent);
       const call = { model: resolved.model, provider: resolved.provider, modelName: resolved.modelName, providerOptions: resolved.providerOptions };
@@ -151,6 +157,7 @@ export class AgentRunner implements TaskRunner {
           now,
           validator: new JsonSchemaValidator(this.deps.schemaChecker, task.organization_id),
           guard,
+          gates,
           beforeStep: compressor && ((m) => compressor.apply(m)),
         },
         state,
