@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.js';
 import { MissingCredentialsError } from '../llm/credentials.js';
 import { ProviderConfigError } from '../llm/llm-providers.js';
 import type { LlmService } from '../llm/llm.service.js';
-import type { RunContextAgent, ToolCallContext } from '../tools/tool-kinds.js';
+import { ORCHESTRATION_KINDS, type GraphItem, type RunContextAgent, type ToolCallContext } from '../tools/tool-kinds.js';
 import type { ContextContributorRegistry } from './context-contributors.js';
 import { GuardrailRefusal } from '../guardrails/guardrail.types.js';
 import type { GuardrailService } from '../guardrails/guardrails.service.js';
@@ -176,6 +176,12 @@ export class AgentRunner implements TaskRunner {
 
 /** The stored agent is loose JSON; the tool providers get the fields they rely on, always present. */
 function asRunContextAgent(agent: RunRequest['agent']): RunContextAgent {
+  // A `regular` agent has no orchestration (spec 2.2): a row stored before that rule keeps its sub-agent and
+  // workflow items, which are not offered.
+  if (agent.type === 'regular' && Array.isArray(agent.graph) && agent.graph.some((g) => ORCHESTRATION_KINDS.has((g as GraphItem).type))) {
+    const keep = (e: unknown) => !ORCHESTRATION_KINDS.has(String((e as { type?: unknown })?.type));
+    return asRunContextAgent({ ...agent, type: 'regular', graph: agent.graph.filter(keep), tools: Array.isArray(agent.tools) ? agent.tools.filter(keep) : agent.tools });
+  }
   // The usual case, a stored agent with all three lists, is used as it is: copying it cost ~40 µs a run (profiled).
   if (Array.isArray(agent.graph) && Array.isArray(agent.attached_tools) && Array.isArray(agent.knowledge_bases)) return agent as RunContextAgent;
   return {

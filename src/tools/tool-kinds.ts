@@ -9,6 +9,9 @@ import type { TaskEventType } from '../tasks/task.types.js';
  *   src/runtime/tools/index.ts
  */
 
+/** Tool kinds that orchestrate other agents: sub-agents and workflows (spec 2.2: `regular` agents have none). */
+export const ORCHESTRATION_KINDS: ReadonlySet<string> = new Set(['agent', 'workflow']);
+
 export interface AttachedConnector {
   id: string;
   operation_ids: string[];
