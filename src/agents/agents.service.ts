@@ -402,6 +402,10 @@ function checkConsistency(cfg: AgentConfig): void {
   if (cfg.use_oidc_pre_auth_token_for_llm && !cfg.use_oidc_pre_auth) {
     throw AppError.invalid(['body', 'use_oidc_pre_auth_token_for_llm'], 'use_oidc_pre_auth_token_for_llm requires use_oidc_pre_auth');
   }
+  // Enforcing a plan without planning would be a contradiction to guess about (docs/planning-and-chaining.md).
+  if (cfg.enforce_deep_planning === true && cfg.deep_planning !== true) {
+    throw AppError.invalid(['body', 'enforce_deep_planning'], 'enforce_deep_planning requires deep_planning');
+  }
   refuseUnsupportedSettings(cfg);
 }
 

@@ -26,8 +26,6 @@ function flag(name: keyof AgentConfig, msg: string): UnsupportedSetting {
 }
 
 export const UNSUPPORTED_SETTINGS: readonly UnsupportedSetting[] = [
-  flag('deep_planning', 'deep planning is not supported yet'),
-  flag('enforce_deep_planning', 'deep planning is not supported yet'),
   { loc: ['body', 'output_format'], asks: (c) => c.output_format === 'voice', msg: "output_format 'voice' is not supported yet (no speech synthesis)" },
   { loc: ['body', 'deployment_type'], asks: (c) => c.deployment_type === 'container', msg: "deployment_type 'container' is not supported: every agent runs in this service's workers (serverless)" },
   flag('using_nemo', 'NeMo guardrails are not supported'),

@@ -124,9 +124,9 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       });
       const results = [];
       for (const call of step.toolCalls) {
-        const limited = toolCallsUsed >= limits.maxToolCalls ? `Tool call limit (${limits.maxToolCalls}) reached; this call was not executed.` : undefined;
+        const limited = toolCallsUsed >= limits.maxToolCalls && !executor.toolNamed(call.toolName)?.uncounted ? `Tool call limit (${limits.maxToolCalls}) reached; this call was not executed.` : undefined;
         const refusal = limited ?? gateRefusal(gates, executor, call.toolName);
-        if (!refusal) toolCallsUsed++;
+        if (!refusal && !executor.toolNamed(call.toolName)?.uncounted) toolCallsUsed++;
         const annotation = refusal ? undefined : gateAnnotation(gates, call.toolName);
         const outcome = await executor.execute(call, refusal, annotation);
         for (const g of gates) g.record(call.toolName, { isError: outcome.isError, refused: refusal !== undefined });

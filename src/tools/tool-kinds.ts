@@ -52,6 +52,8 @@ export interface RuntimeTool {
   mutating: boolean;
   /** The graph item it came from, for the trace. */
   graphItemId?: string;
+  /** Bookkeeping of the run itself (deep planning's checklist): not counted against agno_settings.tool_call_limit. */
+  uncounted?: boolean;
   execute(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown>;
 }
 
