@@ -209,7 +209,7 @@ export class PlanTracker implements ToolGate {
   }
 
   private publish(action: string, stepId?: number): Promise<void> {
-    return this.d.emit({ action, ...(stepId ? { step_id: stepId } : {}), run: this.d.run, attempt: this.d.attempt, plan: this.plan });
+    return this.d.emit({ action, ...(stepId ? { step_id: stepId } : {}), run: this.d.run, attempt: this.d.attempt, enforce: this.d.settings.enforce, plan: this.plan });
   }
 
   /** Published once when a resumed attempt picks the plan up, so the trace shows where it went on from. */
