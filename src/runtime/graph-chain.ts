@@ -64,10 +64,12 @@ export class GraphChain implements ToolGate {
     return head.tools.length === 1 ? { type: 'tool', toolName: head.tools[0] } : 'required';
   }
 
-  refuse(_tool: RuntimeTool | undefined, toolName: string): string | undefined {
+  refuse(tool: RuntimeTool | undefined, toolName: string): string | undefined {
+    // The run's bookkeeping (deep planning's checklist) is never in the way of a chain.
+    if (tool?.uncounted) return undefined;
+    if (this.stepTaken) return `The agent's graph runs one declared step per turn; "${toolName}" was not executed. Call it again in your next turn if it is still needed.`;
     const head = this.queue[0];
     if (head) {
-      if (this.stepTaken) return `The agent's graph runs one declared step per turn; "${toolName}" was not executed. Call it again in your next turn if it is still needed.`;
       if (head.tools.includes(toolName)) return undefined;
       return `The agent's graph runs ${names(head.tools)} next (declared after "${head.after}"): call it now. "${toolName}" was not executed.`;
     }

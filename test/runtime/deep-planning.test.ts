@@ -140,6 +140,30 @@ describe.each(TEST_DBS)('deep planning (%s)', (kind) => {
     expect(results[0].refused).toBe(true);
   });
 
+  it('with graph targets: the chain forces the successor, and the planning tools are never refused by it', async () => {
+    const agent = await planner({
+      graph: [{ item_id: fn.fetch_page, type: 'tool', sub_type: 'custom_function', targets: [fn.flaky] }],
+    });
+    llm.reply(
+      { toolCalls: [{ name: 'create_plan', arguments: { steps: ['Fetch', 'Call flaky'] } }] },
+      { toolCalls: [{ name: 'fetch_page', arguments: { url: 'https://b.example' } }] },
+      // The step the graph forces (flaky), with a checkmark beside it.
+      { toolCalls: [{ name: 'update_plan', arguments: { step_id: 1, status: 'completed' } }, { name: 'flaky', arguments: {} }] },
+      { toolCalls: [{ name: 'update_plan', arguments: { step_id: 2, status: 'failed', note: '503' } }] },
+      { text: 'Fetched; flaky failed.' },
+    );
+    const { task, events } = await run(agent, 'Fetch then flaky');
+    expect(task.status).toBe('completed');
+    expect(llm.requests[2].body.tool_choice).toEqual({ type: 'function', function: { name: 'flaky' } });
+    expect(toolResults(events).map((r) => [r.tool_name, r.is_error, r.refused ?? false])).toEqual([
+      ['create_plan', false, false],
+      ['fetch_page', false, false],
+      ['update_plan', false, false],
+      ['flaky', true, false],
+      ['update_plan', false, false],
+    ]);
+  });
+
   it('settings: enforce needs deep_planning (422, nothing changed); max_plan_retries is validated', async () => {
     const agent = await t.createAgent({ should_stage_before_publish: false });
     const r = await t.req('PATCH', `/v1/agents/${agent}`, { enforce_deep_planning: true });
