@@ -105,7 +105,7 @@ export class AgentRunner implements TaskRunner {
       const planning = await this.planTracker(req, runNumber, tools);
       if (planning) {
         tools.push(...planning.tools());
-        sections.push(planning.promptSection());
+        sections.push(...planning.promptSections());
         gates.push(planning);
       }
       const chain = new GraphChain(runAgent.graph, tools);

@@ -1,4 +1,5 @@
 import type { RuntimeTool } from '../tools/tool-kinds.js';
+import type { ContextSection } from './context-contributors.js';
 import type { ForcedChoice, ToolGate } from './tool-gates.js';
 
 /**
@@ -107,8 +108,11 @@ export class PlanTracker implements ToolGate {
     return this.plan;
   }
 
-  /** The system prompt's section: how to plan, and the plan an interrupted attempt left. */
-  promptSection(): { title: string; text: string } {
+  /**
+   * The system prompt's sections: how to plan (the runtime's own text), and the plan an interrupted attempt left,
+   * which the model wrote: screened by the run's guards like the replayed conversation.
+   */
+  promptSections(): ContextSection[] {
     const parts = [
       `Deep planning is on. Before acting, write a plan with \`${this.createName}\`: a short checklist of concrete steps. Work through it in order: ` +
         `mark a step \`in_progress\` with \`${this.updateName}\` when you start it, \`completed\` when it is done (with a short note of the outcome), ` +
@@ -119,12 +123,13 @@ export class PlanTracker implements ToolGate {
     if (this.d.settings.enforce) parts.push('The plan is mandatory: other tools are refused until it exists.');
     if (this.plan) {
       parts.push(
-        `This run was interrupted and is being resumed (attempt ${this.d.attempt}). The plan recorded before the interruption follows; ` +
-          'completed steps are done already (their effects happened): do not repeat them.\n\n' +
-          renderPlan(this.plan),
+        `This run was interrupted and is being resumed (attempt ${this.d.attempt}). The plan recorded before the interruption is ` +
+          'in "Plan so far"; completed steps are done already (their effects happened): do not repeat them.',
       );
     }
-    return { title: 'Planning', text: parts.join('\n\n') };
+    const out: ContextSection[] = [{ title: 'Planning', text: parts.join('\n\n') }];
+    if (this.plan) out.push({ title: 'Plan so far', text: renderPlan(this.plan), guardOrigin: 'history' });
+    return out;
   }
 
   tools(): RuntimeTool[] {

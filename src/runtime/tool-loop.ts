@@ -150,7 +150,8 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     const objection = allowTools ? firstObjection(gates) : undefined;
     if (objection) {
       if (step.text.trim()) messages.push({ role: 'assistant', content: step.text });
-      messages.push({ role: 'user', content: objection });
+      // It may quote the plan's steps, which the model wrote with real values restored: screened like tool results.
+      messages.push({ role: 'user', content: await guard.screen(objection, { origin: 'feedback' }) });
       continue;
     }
 
