@@ -243,6 +243,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
       return a ? { name: a.name, description: typeof a.description === 'string' ? a.description : '' } : null;
     },
     stopTask: (orgId, taskId) => tasks.stop(orgId, taskId),
+    lastEventData: (orgId, taskId, type) => tasks.lastEventData(orgId, taskId, type),
   });
 
   // --- notifications (issue 21): the outbox is planned by the task worker and delivered by the dispatcher

@@ -84,6 +84,7 @@ export class AgentToolsResolver {
       if (!found) throw AppError.invalid([...loc, 'knowledge_bases', i, 'id'], `knowledge base '${kb.id}' not found`);
     }
 
+    if (input.validateGraph) checkTargets(graph, loc);
     return { attached_tools: attached, graph: graph.map((g) => ({ ...g, id: g.id ?? newId() })) };
   }
 
@@ -96,6 +97,16 @@ export class AgentToolsResolver {
       return out;
     }
     return [await this.resolveEntry(organizationId, { type: 'action', connection_id: conn.id, operation_ids: conn.operation_ids }, loc)];
+  }
+}
+
+/** Spec 2.4: `targets` are ids of items to run after this one; each must name an item of the graph (its id or item_id). */
+function checkTargets(graph: GraphItem[], loc: Loc): void {
+  const known = new Set(graph.flatMap((g) => (g.id ? [g.id, g.item_id] : [g.item_id])));
+  for (const [i, g] of graph.entries()) {
+    for (const [j, t] of (g.targets ?? []).entries()) {
+      if (!known.has(t)) throw AppError.invalid([...loc, 'graph', i, 'targets', j], `target '${t}' is not the id or item_id of an item of this graph`);
+    }
   }
 }
 
@@ -121,7 +132,17 @@ export function mergeGraph(list: GraphItem[], add: GraphItem[], onTop: boolean):
     const normalized: GraphItem = { id: item.id ?? null, item_id: item.item_id, name: item.name ?? null, type: item.type, sub_type: item.sub_type ?? null, targets: item.targets ?? [], settings: item.settings ?? null, is_first: item.is_first ?? false };
     const i = out.findIndex((g) => sameItem(g, normalized));
     if (i < 0) out.push(normalized);
-    else if (onTop) out[i] = { ...normalized, id: normalized.id ?? out[i].id ?? null };
+    else if (onTop) {
+      // A resolved `tools` entry brings the tool's definition, never chaining (resolvers declare no targets): the
+      // targets and is_first already declared for that item stay.
+      const kept = out[i];
+      out[i] = {
+        ...normalized,
+        id: normalized.id ?? kept.id ?? null,
+        targets: normalized.targets.length ? normalized.targets : kept.targets ?? [],
+        is_first: normalized.is_first || kept.is_first === true,
+      };
+    }
   }
   return out;
 }
@@ -157,12 +178,19 @@ export function removeTool(set: ToolSet, toolId: string): { set: ToolSet; remove
     } else attached.push(c);
   }
 
-  const graph = set.graph.filter((g) => {
+  const gone = new Set<string>();
+  const kept = set.graph.filter((g) => {
     const settings = (g.settings ?? {}) as Record<string, unknown>;
     const hit = g.id === toolId || g.item_id === toolId || (g.type === 'tool' && goneOps.has(g.item_id) && !!connector) || settings.connection_id === toolId || settings.mcp_id === toolId;
-    if (hit) removed = true;
+    if (hit) {
+      removed = true;
+      gone.add(g.item_id);
+      if (g.id) gone.add(g.id);
+    }
     return !hit;
   });
+  // Chaining to a removed item would name nothing: those targets go with it.
+  const graph = gone.size ? kept.map((g) => ({ ...g, targets: (g.targets ?? []).filter((t) => !gone.has(t)) })) : kept;
 
   const tools: ToolEntry[] = [];
   for (const e of set.tools) {

@@ -15,6 +15,13 @@ export const AGENT_TYPES = ['manager', 'regular', 'a2a', 'curl', 'orchestration'
 export const AGENT_STATUSES = ['ACTIVE', 'INACTIVE'] as const;
 export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh'] as const;
 export const OUTPUT_FORMATS = ['text', 'markdown', 'json', 'voice'] as const;
+/**
+ * `voice` is in the enum (spec 2.2) but this server synthesizes no speech: refused wherever a format is chosen (the
+ * agent: agents/unsupported-settings.ts; an invocation: `taskOutputFormat`), with this message.
+ */
+export const VOICE_UNSUPPORTED = "output_format 'voice' is not supported: this server has no speech synthesis (use 'text', 'markdown' or 'json'; voice_id is stored but unused)";
+/** A task's output_format (the /v1 invoke body, xpander's create-task body): the agent's enum without `voice`. */
+export const taskOutputFormat = () => z.enum(OUTPUT_FORMATS).refine((f) => f !== 'voice', VOICE_UNSUPPORTED);
 export const DEPLOYMENT_TYPES = ['serverless', 'container'] as const;
 export const ACCESS_SCOPES = ['personal', 'organizational'] as const;
 export const LLM_CREDENTIALS_KEY_TYPES = ['xpander', 'custom'] as const;

@@ -16,6 +16,7 @@ import type { AgentRow, AgentsRepository } from './agents.repository.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
 import { randomUniqueName } from './unique-name.js';
 import { refuseUnsupportedSettings } from './unsupported-settings.js';
+import { refuseOrchestrationEntry, refuseOrchestrationOnRegular } from './agent-type-rules.js';
 import { checkExternalAgent, isExternalType } from '../external-agents/connectivity.js';
 
 /** What the runtime runs (the tasks domain's RunnableAgent port): one version's full configuration, secrets revealed. */
@@ -91,6 +92,7 @@ export class AgentsService {
       created_by: input.created_by ?? principal.subject,
     };
     checkConsistency(config);
+    refuseOrchestrationOnRegular({ tools: input.tools, graph: input.graph }, config);
     for (const rule of this.configRules) rule(config);
     await this.checkSubAgents(org, ownerOf(principal), input.tools, ['body', 'tools']);
     checkExternalAgent(config);
@@ -158,6 +160,7 @@ export class AgentsService {
       merged.model_name = resolveModel(provider, requested);
     }
     checkConsistency(merged);
+    refuseOrchestrationOnRegular({ tools: fields.tools, graph: fields.graph }, merged);
     for (const rule of this.configRules) rule(merged);
     await this.checkSubAgents(org, row.access.owner, fields.tools, ['body', 'tools']);
     // Stored secrets of the unchanged part are sealed: the external-agent checks read them revealed.
@@ -294,6 +297,7 @@ export class AgentsService {
 
   async attachTool(organizationId: string, id: string, entry: ToolEntry, opts: { deploy: boolean }, viewer?: Principal): Promise<AgentToolsView> {
     const row = await this.load(organizationId, id, viewer);
+    refuseOrchestrationEntry((row.draft ?? row.config).type, entry);
     await this.checkSubAgents(organizationId, row.access.owner, [entry], ['body'], false);
     const resolved = await this.tools.resolveEntry(organizationId, entry, ['body'], id);
     const base = row.draft ?? row.config;
@@ -397,6 +401,10 @@ function applyPatch(base: AgentConfig, fields: Omit<PatchAgentInput, 'status'>):
 function checkConsistency(cfg: AgentConfig): void {
   if (cfg.use_oidc_pre_auth_token_for_llm && !cfg.use_oidc_pre_auth) {
     throw AppError.invalid(['body', 'use_oidc_pre_auth_token_for_llm'], 'use_oidc_pre_auth_token_for_llm requires use_oidc_pre_auth');
+  }
+  // Enforcing a plan without planning would be a contradiction to guess about (docs/planning-and-chaining.md).
+  if (cfg.enforce_deep_planning === true && cfg.deep_planning !== true) {
+    throw AppError.invalid(['body', 'enforce_deep_planning'], 'enforce_deep_planning requires deep_planning');
   }
   refuseUnsupportedSettings(cfg);
 }

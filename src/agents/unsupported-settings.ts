@@ -1,5 +1,5 @@
 import { AppError, type ValidationIssue } from '../errors.js';
-import type { AgentConfig } from './agent.schemas.js';
+import { VOICE_UNSUPPORTED, type AgentConfig } from './agent.schemas.js';
 
 /**
  * Settings the API accepts (spec 2.1, 2.5) whose behaviour the runtime does not have yet. Storing them and running
@@ -26,9 +26,7 @@ function flag(name: keyof AgentConfig, msg: string): UnsupportedSetting {
 }
 
 export const UNSUPPORTED_SETTINGS: readonly UnsupportedSetting[] = [
-  flag('deep_planning', 'deep planning is not supported yet'),
-  flag('enforce_deep_planning', 'deep planning is not supported yet'),
-  { loc: ['body', 'output_format'], asks: (c) => c.output_format === 'voice', msg: "output_format 'voice' is not supported yet (no speech synthesis)" },
+  { loc: ['body', 'output_format'], asks: (c) => c.output_format === 'voice', msg: VOICE_UNSUPPORTED },
   { loc: ['body', 'deployment_type'], asks: (c) => c.deployment_type === 'container', msg: "deployment_type 'container' is not supported: every agent runs in this service's workers (serverless)" },
   flag('using_nemo', 'NeMo guardrails are not supported'),
   flag('use_agent_gateway', 'an agent gateway is not supported'),

@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.js';
 import { MissingCredentialsError } from '../llm/credentials.js';
 import { ProviderConfigError } from '../llm/llm-providers.js';
 import type { LlmService } from '../llm/llm.service.js';
-import type { RunContextAgent, ToolCallContext } from '../tools/tool-kinds.js';
+import { ORCHESTRATION_KINDS, type GraphItem, type RunContextAgent, type RuntimeTool, type ToolCallContext } from '../tools/tool-kinds.js';
 import type { ContextContributorRegistry } from './context-contributors.js';
 import { GuardrailRefusal } from '../guardrails/guardrail.types.js';
 import type { GuardrailService } from '../guardrails/guardrails.service.js';
@@ -22,6 +22,9 @@ import { RunAbortedError, type RunOutcome, type RunRequest, type TaskRunner } fr
 import { addTokens, runToolLoop, type RunState } from './tool-loop.js';
 import { ToolBuildError, type RuntimeToolRegistry } from './tools/index.js';
 import { splitPreAuth } from '../auth/pre-auth-token.js';
+import { GraphChain } from './graph-chain.js';
+import { planFromEvent, planningSettings, PlanTracker, type Plan } from './planning.js';
+import type { ToolGate } from './tool-gates.js';
 
 export interface AgentRunnerDeps {
   llm: LlmService;
@@ -35,6 +38,8 @@ export interface AgentRunnerDeps {
   guardrails: GuardrailService;
   /** Session summaries' store and the observers of finished runs (memory). */
   hooks: RunHooks;
+  /** The data of the task's latest trace event of a type: deep planning resumes an interrupted attempt's plan from it. */
+  lastEventData?: (organizationId: string, taskId: string, type: 'plan') => Promise<Record<string, unknown> | null>;
 }
 
 /**
@@ -97,6 +102,16 @@ export class AgentRunner implements TaskRunner {
         this.deps.context.collect({ agent: runAgent, task, signal: req.signal }),
       ]);
 
+      const gates: ToolGate[] = [];
+      const planning = await this.planTracker(req, runNumber, tools);
+      if (planning) {
+        tools.push(...planning.tools());
+        sections.push(...planning.promptSections());
+        gates.push(planning);
+      }
+      const chain = new GraphChain(runAgent.graph, tools);
+      if (chain.active) gates.push(chain);
+
       const output = outputSpec(task, agent);
       const limits = runLimits(agent);
       const call = { model: resolved.model, provider: resolved.provider, modelName: resolved.modelName, providerOptions: resolved.providerOptions };
@@ -152,6 +167,7 @@ export class AgentRunner implements TaskRunner {
           now,
           validator: new JsonSchemaValidator(this.deps.schemaChecker, task.organization_id),
           guard,
+          gates,
           beforeStep: compressor && ((m) => compressor.apply(m)),
         },
         state,
@@ -166,10 +182,40 @@ export class AgentRunner implements TaskRunner {
       throw e;
     }
   }
+
+  /** Deep planning's tracker for this run, with the plan an earlier attempt of the same run left in the trace. */
+  private async planTracker(req: RunRequest, run: number, tools: RuntimeTool[]): Promise<PlanTracker | undefined> {
+    const settings = planningSettings(req.agent);
+    if (!settings) return undefined;
+    const { task } = req;
+    let restored: Plan | undefined;
+    // A plan event of this very run can only come from an earlier attempt of it (a crash, a shutdown hand-back, the
+    // retry strategy): a continued conversation's new run has a higher number and starts without a plan.
+    if (this.deps.lastEventData) {
+      const data = await this.deps.lastEventData(task.organization_id, task.id, 'plan');
+      if (data && data.run === run) restored = planFromEvent(data);
+    }
+    const tracker = new PlanTracker({
+      settings,
+      emit: (data) => req.emit('plan', data),
+      run,
+      attempt: task.execution_attempts,
+      restored,
+      taken: new Set(tools.map((t) => t.name)),
+    });
+    await tracker.announceRestored();
+    return tracker;
+  }
 }
 
 /** The stored agent is loose JSON; the tool providers get the fields they rely on, always present. */
 function asRunContextAgent(agent: RunRequest['agent']): RunContextAgent {
+  // A `regular` agent has no orchestration (spec 2.2): a row stored before that rule keeps its sub-agent and
+  // workflow items, which are not offered.
+  if (agent.type === 'regular' && Array.isArray(agent.graph) && agent.graph.some((g) => ORCHESTRATION_KINDS.has((g as GraphItem).type))) {
+    const keep = (e: unknown) => !ORCHESTRATION_KINDS.has(String((e as { type?: unknown })?.type));
+    return asRunContextAgent({ ...agent, type: 'regular', graph: agent.graph.filter(keep), tools: Array.isArray(agent.tools) ? agent.tools.filter(keep) : agent.tools });
+  }
   // The usual case, a stored agent with all three lists, is used as it is: copying it cost ~40 µs a run (profiled).
   if (Array.isArray(agent.graph) && Array.isArray(agent.attached_tools) && Array.isArray(agent.knowledge_bases)) return agent as RunContextAgent;
   return {

@@ -6,6 +6,7 @@ import { describeLlmError } from '../llm/llm-errors.js';
 import { llmIoForTrace } from '../observability/llm-io.js';
 import { openModelStream, type ModelStep } from './model-stream.js';
 import type { RunRequest } from './task-runner.js';
+import type { ForcedChoice } from './tool-gates.js';
 
 /** A provider call that failed after the transport's retries; the message is fit for the task result. */
 export class LlmCallError extends Error {
@@ -47,6 +48,8 @@ export interface LlmStepInput {
   tools: RuntimeTool[];
   /** False: tools stay declared (providers refuse tool history without them) but the model may not call them. */
   allowTools: boolean;
+  /** With allowTools: a call the model must make (the graph's next step, a mandatory plan); absent: 'auto'. */
+  toolChoice?: ForcedChoice;
   iteration: number;
   req: Pick<RunRequest, 'emit' | 'signal'>;
   now: () => number;
@@ -92,7 +95,7 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
       system: input.system,
       messages: input.messages,
       tools: hasTools ? toAiTools(input.tools) : undefined,
-      toolChoice: hasTools ? (input.allowTools ? 'auto' : 'none') : undefined,
+      toolChoice: hasTools ? (input.allowTools ? (input.toolChoice ?? 'auto') : 'none') : undefined,
       providerOptions: input.providerOptions,
       abortSignal: req.signal,
     });
@@ -134,6 +137,8 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
     tokens,
     finish_reason: failure === undefined ? finishReason : 'error',
     tool_calls: toolCalls.map((c) => c.toolName),
+    // A forced choice shows in the trace: why the model called that tool (docs/planning-and-chaining.md).
+    ...(hasTools && input.allowTools && input.toolChoice ? { tool_choice: input.toolChoice } : {}),
     // What the provider was sent and answered, bounded (observability/llm-io.ts).
     ...llmIoForTrace(input.system, input.messages, text, toolCalls),
     ...(failure === undefined ? {} : { error: describeLlmError(input.provider, input.modelName, failure) }),

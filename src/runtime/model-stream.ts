@@ -50,7 +50,7 @@ export interface ModelStepRequest {
   system: string;
   messages: ModelMessage[];
   tools: ToolSet | undefined;
-  toolChoice: 'auto' | 'none' | undefined;
+  toolChoice: 'auto' | 'none' | 'required' | { type: 'tool'; toolName: string } | undefined;
   providerOptions?: ProviderOptions;
   abortSignal: AbortSignal;
 }

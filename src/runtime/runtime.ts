@@ -54,6 +54,8 @@ export interface RuntimeDeps {
   retry?: RetryPolicy;
   /** Transport to public provider endpoints (tests leave it as the global fetch). */
   publicFetch?: typeof globalThis.fetch;
+  /** The task's latest trace event of a type (deep planning resumes a plan from it); read at call time. */
+  lastEventData?: (organizationId: string, taskId: string, type: 'plan') => Promise<Record<string, unknown> | null>;
   /** The egress-checked fetch for custom `llm_api_base` calls; the container shares its one. Built from the config when absent. */
   egressFetch?: typeof globalThis.fetch;
 }
@@ -91,6 +93,6 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     openaiEndpoint: (agent, signal) => llm.openaiEndpoint(agent, signal),
   });
   const hooks = new RunHooks(deps.log);
-  const agentTypes = new AgentTypeRunners(new AgentRunner({ llm, tools, context, hooks, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker, guardrails }));
+  const agentTypes = new AgentTypeRunners(new AgentRunner({ llm, tools, context, hooks, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker, guardrails, lastEventData: deps.lastEventData }));
   return { runner: agentTypes, agentTypes, tools, context, llm, hooks };
 }

@@ -61,8 +61,15 @@ export class ToolExecutor {
     this.byName = new Map(deps.tools.map((t) => [t.name, t]));
   }
 
-  /** Runs the call, or refuses it with `refusal` (limit reached) while still tracing it for the model. */
-  async execute(call: LlmToolCall, refusal?: string): Promise<ToolCallOutcome> {
+  toolNamed(name: string): RuntimeTool | undefined {
+    return this.byName.get(name);
+  }
+
+  /**
+   * Runs the call, or refuses it with `refusal` (a limit, the graph, the plan) while still tracing it for the model.
+   * `annotation` is added to the tool_call_request event (which graph step or plan rule the call is).
+   */
+  async execute(call: LlmToolCall, refusal?: string, annotation?: Record<string, unknown>): Promise<ToolCallOutcome> {
     const { req, now } = this.deps;
     const tool = this.byName.get(call.toolName);
     // The model saw placeholders, never the values: the tool gets the real ones (docs/guardrails.md).
@@ -74,6 +81,7 @@ export class ToolExecutor {
       tool_name: call.toolName,
       graph_item_id: tool?.graphItemId ?? null,
       payload,
+      ...annotation,
     });
     const started = now();
     let result: unknown;
@@ -102,6 +110,7 @@ export class ToolExecutor {
       result: forTrace(result),
       duration_ms: now() - started,
       is_error: isError,
+      ...(refusal ? { refused: true } : {}),
     });
     const text = cut(render(result), MAX_TOOL_RESULT_CHARS);
     const content = isError ? `Error: ${text}` : text;

@@ -10,6 +10,7 @@ import { JSON_REPAIR_ATTEMPTS, type RunLimits } from './run-settings.js';
 import type { RunRequest, ThreadMessage } from './task-runner.js';
 import { ToolExecutor } from './tool-executor.js';
 import type { RunGuard } from '../guardrails/run-guard.js';
+import { combinedChoice, type ToolGate } from './tool-gates.js';
 
 /**
  * The agent loop: call the model; run the tools it asks for; give it the results; until it answers. Bounded by
@@ -40,6 +41,8 @@ export interface ToolLoopInput {
    * conversation sent to the model keeps the placeholders; the thread and the result carry the real values.
    */
   guard: RunGuard;
+  /** What restricts the model's tool calls beyond the limits: the graph (targets, is_first) and deep planning. */
+  gates?: ToolGate[];
   /** Called before each model call after the first, with the messages it will be sent (tool_calls_compression). */
   beforeStep?: (messages: ModelMessage[]) => Promise<void>;
 }
@@ -80,6 +83,7 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     now,
   });
   const guard = input.guard;
+  const gates = input.gates ?? [];
   const stamp = () => isoTime(now());
   let toolCallsUsed = 0;
   let repairs = 0;
@@ -99,6 +103,7 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       messages,
       tools: input.tools,
       allowTools,
+      toolChoice: allowTools ? combinedChoice(gates) : undefined,
       iteration,
       req,
       now,
@@ -119,9 +124,12 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       });
       const results = [];
       for (const call of step.toolCalls) {
-        const refusal = toolCallsUsed >= limits.maxToolCalls ? `Tool call limit (${limits.maxToolCalls}) reached; this call was not executed.` : undefined;
-        if (!refusal) toolCallsUsed++;
-        const outcome = await executor.execute(call, refusal);
+        const limited = toolCallsUsed >= limits.maxToolCalls && !executor.toolNamed(call.toolName)?.uncounted ? `Tool call limit (${limits.maxToolCalls}) reached; this call was not executed.` : undefined;
+        const refusal = limited ?? gateRefusal(gates, executor, call.toolName);
+        if (!refusal && !executor.toolNamed(call.toolName)?.uncounted) toolCallsUsed++;
+        const annotation = refusal ? undefined : gateAnnotation(gates, call.toolName);
+        const outcome = await executor.execute(call, refusal, annotation);
+        for (const g of gates) g.record(call.toolName, { isError: outcome.isError, refused: refusal !== undefined });
         results.push(outcome);
         thread.push({ role: 'tool', content: outcome.content, tool_call_id: call.toolCallId, created_at: stamp(), run: input.run });
       }
@@ -134,6 +142,16 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
           output: r.isError ? { type: 'error-text' as const, value: r.modelContent } : { type: 'text' as const, value: r.modelContent },
         })),
       });
+      for (const g of gates) g.endStep?.();
+      continue;
+    }
+
+    // A gate may send the model back to work once more (a declared graph step not taken, an unfinished plan).
+    const objection = allowTools ? firstObjection(gates) : undefined;
+    if (objection) {
+      if (step.text.trim()) messages.push({ role: 'assistant', content: step.text });
+      // It may quote the plan's steps, which the model wrote with real values restored: screened like tool results.
+      messages.push({ role: 'user', content: await guard.screen(objection, { origin: 'feedback' }) });
       continue;
     }
 
@@ -169,6 +187,32 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     });
     messages.push({ role: 'assistant', content: step.text }, { role: 'user', content: correction });
   }
+}
+
+function gateRefusal(gates: ToolGate[], executor: ToolExecutor, name: string): string | undefined {
+  const tool = executor.toolNamed(name);
+  for (const g of gates) {
+    const why = g.refuse(tool, name);
+    if (why) return why;
+  }
+  return undefined;
+}
+
+function gateAnnotation(gates: ToolGate[], name: string): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const g of gates) {
+    const a = g.annotate?.(name);
+    if (a) out = { ...out, ...a };
+  }
+  return out;
+}
+
+function firstObjection(gates: ToolGate[]): string | undefined {
+  for (const g of gates) {
+    const o = g.objectToAnswer?.();
+    if (o) return o;
+  }
+  return undefined;
 }
 
 async function jsonProblems(answer: string, input: ToolLoopInput): Promise<string[]> {

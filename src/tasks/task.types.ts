@@ -153,6 +153,8 @@ export const EVENT_TYPES = [
   'auth_event',
   // agno_settings guardrails (src/guardrails/): masked, warned, refused or passed; kinds and rules, never values
   'guardrail',
+  // deep planning (src/runtime/planning.ts): the plan after each change, the durable copy a new attempt resumes from
+  'plan',
 ] as const;
 export type TaskEventType = (typeof EVENT_TYPES)[number];
 

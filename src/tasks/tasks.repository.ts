@@ -275,6 +275,19 @@ export class TasksRepository {
       .execute();
   }
 
+  /** The task's latest event of one type (the runtime's durable state in the trace, e.g. a deep-planning plan). */
+  async lastEventOfType(orgId: string, taskId: string, type: string): Promise<TaskEventRow | undefined> {
+    return this.db.kysely
+      .selectFrom('task_events')
+      .selectAll()
+      .where('organization_id', '=', orgId)
+      .where('task_id', '=', taskId)
+      .where('type', '=', type)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
   async thread(orgId: string, taskId: string): Promise<TaskMessageRow[]> {
     return this.db.kysely
       .selectFrom('task_messages')

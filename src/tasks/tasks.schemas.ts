@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { PageQuery } from '../http/router.js';
 import { newId } from '../lib/ids.js';
-import { outputSchema } from '../agents/agent.schemas.js';
+import { outputSchema, taskOutputFormat } from '../agents/agent.schemas.js';
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
 import { TASK_SOURCES, TASK_STATUSES, type TaskFile } from './task.types.js';
 
-const OUTPUT_FORMATS = ['text', 'markdown', 'json', 'voice'] as const;
 
 /** A file given by URL at invocation: the agent receives the URL; nothing is fetched or stored here. */
 export const FileUrl = z.url({ protocol: /^https?$/ }).transform((url, ctx): TaskFile => {
@@ -41,8 +40,8 @@ export const InvokeBody = z.object({
   additional_context: z.string().nullish(),
   expected_output: z.string().nullish(),
   instructions_override: z.string().nullish(),
-  // 'voice' is in the enum (spec 2.2) but there is no speech synthesis: refused, as on the agent (agents/unsupported-settings.ts).
-  output_format: z.enum(OUTPUT_FORMATS).refine((f) => f !== 'voice', "output_format 'voice' is not supported yet (no speech synthesis)").nullish(),
+  // 'voice' is in the enum (spec 2.2) but there is no speech synthesis: refused, as on the agent.
+  output_format: taskOutputFormat().nullish(),
   output_schema: outputSchema().nullish(),
 });
 export type InvokeBody = z.output<typeof InvokeBody>;

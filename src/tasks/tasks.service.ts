@@ -362,6 +362,12 @@ export class TasksService implements TaskSubmitter {
     }
   }
 
+  /** The data of the task's latest event of `type` (no caller check: the runtime reads its own task's trace). */
+  async lastEventData(organizationId: string, taskId: string, type: TaskEvent['type']): Promise<Record<string, unknown> | null> {
+    const row = await this.repo.lastEventOfType(organizationId, taskId, type);
+    return row ? presentEvent(row).data : null;
+  }
+
   /** Checks the task exists (a 404 before any streaming starts). */
   async assertExists(organizationId: string, taskId: string, viewer?: Principal): Promise<void> {
     if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');

@@ -9,6 +9,9 @@ import type { TaskEventType } from '../tasks/task.types.js';
  *   src/runtime/tools/index.ts
  */
 
+/** Tool kinds that orchestrate other agents: sub-agents and workflows (spec 2.2: `regular` agents have none). */
+export const ORCHESTRATION_KINDS: ReadonlySet<string> = new Set(['agent', 'workflow']);
+
 export interface AttachedConnector {
   id: string;
   operation_ids: string[];
@@ -49,6 +52,8 @@ export interface RuntimeTool {
   mutating: boolean;
   /** The graph item it came from, for the trace. */
   graphItemId?: string;
+  /** Bookkeeping of the run itself (deep planning's checklist): not counted against agno_settings.tool_call_limit. */
+  uncounted?: boolean;
   execute(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown>;
 }
 

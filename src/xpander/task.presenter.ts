@@ -73,6 +73,8 @@ export function presentXpanderTaskListItem(t: Task): Record<string, unknown> {
 
 /** One event of the SDK's stream, or undefined when the SDK has no type for it. */
 export function presentXpanderEvent(e: TaskEvent): Record<string, unknown> | undefined {
+  // Deep planning's `plan` events are the SDK's `plan_updated`, carrying its DeepPlanning model.
+  if (e.type === 'plan') return { type: 'plan_updated', task_id: e.task_id, organization_id: e.organization_id, time: e.time, data: presentDeepPlanning(e.data) };
   if (!SDK_EVENT_TYPES.has(e.type)) return undefined;
   return { type: e.type, task_id: e.task_id, organization_id: e.organization_id, time: e.time, data: eventData(e) };
 }
@@ -95,4 +97,20 @@ function eventData(e: TaskEvent): unknown {
     return out;
   }
   return d;
+}
+
+/**
+ * The SDK's `DeepPlanning` (xpander_sdk/models/deep_planning.py: enabled, enforce, started, question_raised, tasks of
+ * {id, title, completed}) from a `plan` event (src/runtime/planning.ts). Failed and skipped steps are not completed.
+ */
+export function presentDeepPlanning(data: Record<string, unknown>): Record<string, unknown> {
+  const plan = (data.plan && typeof data.plan === 'object' ? data.plan : {}) as { steps?: { id: number; title: string; status: string }[] };
+  const steps = Array.isArray(plan.steps) ? plan.steps : [];
+  return {
+    enabled: true,
+    enforce: data.enforce === true,
+    started: steps.length > 0,
+    question_raised: false,
+    tasks: steps.map((s) => ({ id: String(s.id), title: s.title, completed: s.status === 'completed' })),
+  };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CreateAgentBody, outputSchema, PatchAgentBody } from '../agents/agent.schemas.js';
+import { CreateAgentBody, outputSchema, PatchAgentBody, taskOutputFormat } from '../agents/agent.schemas.js';
 import { isValidTaskId, TASK_ID_RULE } from '../tasks/task-ids.js';
 import { FileUrl } from '../tasks/tasks.schemas.js';
 import { TASK_STATUSES } from '../tasks/task.types.js';
@@ -44,7 +44,7 @@ export const CreateExecutionBody = z.object({
     user: SdkUser.nullish(),
   }),
   source: SourceLabel.nullish(),
-  output_format: z.enum(['text', 'markdown', 'json', 'voice']).nullish(),
+  output_format: taskOutputFormat().nullish(),
   output_schema: outputSchema().nullish(),
   additional_context: z.string().nullish(),
   instructions_override: z.string().nullish(),

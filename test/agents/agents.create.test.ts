@@ -211,6 +211,7 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
   it('refuses every setting whose behaviour does not exist yet, all at once, and creates nothing', async () => {
     const asked = {
       name: 'Promises we cannot keep',
+      // Deep planning acts (docs/planning-and-chaining.md): accepted, so not among the refused.
       deep_planning: true,
       enforce_deep_planning: true,
       output_format: 'voice',
@@ -234,7 +235,7 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
     const locs = r.json().detail.map((d: { loc: unknown[] }) => d.loc.join('.'));
     expect(locs.sort()).toEqual([
       'body.agno_settings.agentic_culture', 'body.agno_settings.coordinate_mode', 'body.agno_settings.learning',
-      'body.connectivity_details', 'body.deep_planning', 'body.deployment_type', 'body.enforce_deep_planning', 'body.is_autonomous', 'body.is_omni',
+      'body.connectivity_details', 'body.deployment_type', 'body.is_autonomous', 'body.is_omni',
       'body.output_format', 'body.task_level_strategies.stop_strategy', 'body.use_agent_gateway', 'body.use_dynamic_tools',
       'body.using_nemo',
     ]);

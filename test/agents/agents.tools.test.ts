@@ -40,10 +40,11 @@ describe.each(TEST_DBS)('agent tools (%s)', (kind) => {
   it('keeps an explicit graph and adds only missing items', async () => {
     const a = await createAgent(t, {
       attached_tools: [{ id: 'conn-1', operation_ids: ['listInvoices', 'createInvoice'] }],
-      graph: [{ id: 'g1', item_id: 'op_listInvoices', type: 'tool', targets: ['g2'], is_first: true }],
+      // A target names an item of the graph by id or item_id (the auto-created item here).
+      graph: [{ id: 'g1', item_id: 'op_listInvoices', type: 'tool', targets: ['op_createInvoice'], is_first: true }],
     });
     expect(a.graph).toHaveLength(2);
-    expect(a.graph[0]).toEqual({ id: 'g1', item_id: 'op_listInvoices', name: null, type: 'tool', sub_type: null, targets: ['g2'], settings: null, is_first: true });
+    expect(a.graph[0]).toEqual({ id: 'g1', item_id: 'op_listInvoices', name: null, type: 'tool', sub_type: null, targets: ['op_createInvoice'], settings: null, is_first: true });
     expect(a.graph[1]).toMatchObject({ item_id: 'op_createInvoice', type: 'tool' });
   });
 

@@ -1,7 +1,9 @@
 // Types for the console's browser modules, so TypeScript tests can import them (not served to browsers).
 export interface TraceEntry {
   key: string;
-  kind: 'lifecycle' | 'llm' | 'tool' | 'sub_agent' | 'auth' | 'other';
+  kind: 'lifecycle' | 'llm' | 'tool' | 'sub_agent' | 'auth' | 'plan' | 'other';
+  /** Deep planning's checklist after this change (kind plan). */
+  plan?: { goal: string | null; steps: { id: number; title: string; status: string; attempts: number; note: string | null }[]; retries_used: number; max_retries: number };
   time: number;
   endTime?: number;
   title: string;
@@ -30,6 +32,7 @@ export interface TraceEntry {
 export class TraceModel {
   entries: TraceEntry[];
   startTime: number | null;
+  plan: TraceEntry['plan'] | null;
   totals: { llmCalls: number; toolCalls: number; toolErrors: number; llmErrors: number; prompt: number; completion: number; total: number };
   add(event: { type: string; time: string; data?: Record<string, unknown> }): TraceEntry | null;
   offset(time: number): number | null;

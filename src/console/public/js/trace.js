@@ -4,7 +4,7 @@
  * belong to. Each event is added once (task-stream.js skips events already delivered). Pure: unit-tested in Node.
  */
 
-export const ENTRY_KINDS = ['lifecycle', 'llm', 'tool', 'sub_agent', 'auth', 'other'];
+export const ENTRY_KINDS = ['lifecycle', 'llm', 'tool', 'sub_agent', 'auth', 'plan', 'other'];
 
 export class TraceModel {
   constructor() {
@@ -15,6 +15,8 @@ export class TraceModel {
     this.openLlm = null;
     this.startTime = null;
     this.lastTask = null;
+    /** The latest deep-planning plan of the trace, or null. */
+    this.plan = null;
     this.totals = { llmCalls: 0, toolCalls: 0, toolErrors: 0, llmErrors: 0, prompt: 0, completion: 0, total: 0 };
   }
 
@@ -42,6 +44,8 @@ export class TraceModel {
         return this.push({ kind: 'auth', time, title: authTitle(data), data });
       case 'guardrail':
         return this.push({ kind: 'other', time, title: guardrailTitle(data), data });
+      case 'plan':
+        return this.planEntry(data, time);
       default:
         return this.push({ kind: 'other', time, title: String(event.type), data });
     }
@@ -105,8 +109,19 @@ export class TraceModel {
     return entry;
   }
 
+  /** Deep planning (docs/planning-and-chaining.md): each change carries the whole checklist; the latest is `plan`. */
+  planEntry(data, time) {
+    const plan = data.plan && typeof data.plan === 'object' && Array.isArray(data.plan.steps) ? data.plan : { steps: [] };
+    this.plan = plan;
+    const done = plan.steps.filter((s) => s.status === 'completed').length;
+    const what = { created: 'created', revised: 'revised', retry: `step ${data.step_id} retried`, restored: 'resumed after an interruption' }[data.action] ?? (data.step_id ? `step ${data.step_id} ${String(plan.steps.find((s) => s.id === data.step_id)?.status ?? 'updated').replace('_', ' ')}` : 'updated');
+    return this.push({ kind: 'plan', time, title: `Plan ${what} · ${done}/${plan.steps.length} done`, plan, data });
+  }
+
   toolRequest(data, time) {
-    const entry = this.push({ kind: 'tool', time, title: `Tool · ${data.tool_name ?? 'unknown'}`, toolName: data.tool_name ?? null, running: true, payload: data.payload, result: undefined, error: null, durationMs: null, data });
+    // A call the agent's graph ran after another (targets) says so in its title.
+    const chained = data.graph && data.graph.step === 'target' ? ` (after ${data.graph.chained_after})` : '';
+    const entry = this.push({ kind: 'tool', time, title: `Tool · ${data.tool_name ?? 'unknown'}${chained}`, toolName: data.tool_name ?? null, running: true, payload: data.payload, result: undefined, error: null, durationMs: null, data });
     if (data.tool_call_id) this.toolById.set(String(data.tool_call_id), entry);
     return entry;
   }

@@ -3,7 +3,9 @@ import { jsonBlock } from '../components.js';
 import { formatDuration, formatNumber, formatTokens, prettyJson } from '../format.js';
 import { TraceModel } from '../trace.js';
 
-const KIND_LABELS = { lifecycle: 'Task', llm: 'LLM', tool: 'Tool', sub_agent: 'Sub-agent', auth: 'Auth', other: 'Event' };
+const KIND_LABELS = { lifecycle: 'Task', llm: 'LLM', tool: 'Tool', sub_agent: 'Sub-agent', auth: 'Auth', plan: 'Plan', other: 'Event' };
+/** How a plan step's status shows (text marks: no stylesheet change needed). */
+const STEP_MARKS = { pending: '☐', in_progress: '◐', completed: '☑', failed: '☒', skipped: '⊘' };
 
 /**
  * The execution trace as an ordered list that grows while the task runs. Each entry is re-rendered in place when
@@ -100,6 +102,9 @@ export class TimelineView {
         if (e.taskId) parts.push(h('p', {}, 'Child task: ', this.taskLink(e.taskId)));
         if (e.payload !== undefined) parts.push(details('Input', jsonBlock(e.payload, 'Sub-agent input')));
         break;
+      case 'plan':
+        parts.push(planChecklist(e.plan));
+        break;
       case 'lifecycle':
         if (e.eventType === 'task_finished' && e.task?.result) parts.push(details('Result', h('pre', { class: 'prewrap text-block', tabindex: '0' }, String(e.task.result))));
         break;
@@ -108,6 +113,16 @@ export class TimelineView {
     }
     return parts.length ? h('div', { class: 'entry-body' }, parts) : null;
   }
+}
+
+/** Deep planning's checklist: one line per step with its status, attempts and note. */
+function planChecklist(plan) {
+  const items = (plan?.steps ?? []).map((s) => {
+    const extra = [s.status.replace('_', ' '), s.attempts > 1 ? `attempt ${s.attempts}` : null, s.note || null].filter(Boolean).join(' · ');
+    return h('li', { class: `plan-step plan-${s.status}`, dataset: { status: s.status } }, `${STEP_MARKS[s.status] ?? '•'} ${s.id}. ${s.title}`, h('span', { class: 'meta' }, ` (${extra})`));
+  });
+  const retries = h('p', { class: 'meta' }, `Retries used: ${plan?.retries_used ?? 0} of ${plan?.max_retries ?? 0}`);
+  return h('div', { class: 'plan' }, plan?.goal ? h('p', {}, `Goal: ${plan.goal}`) : null, h('ul', { class: 'plan-steps', 'aria-label': 'Plan steps' }, items), retries);
 }
 
 /** The messages an LLM call was sent, one block per message (role, then its text), the system prompt first. */
