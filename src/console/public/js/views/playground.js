@@ -1,0 +1,221 @@
+import { api, path, query } from '../api.js';
+import { announce, h, replaceChildren } from '../dom.js';
+import { errorAlert, loading, statusBadge } from '../components.js';
+import { formatBytes, isFinal } from '../format.js';
+import { renderMarkdown } from '../markdown.js';
+import { invokeStream } from '../playground-stream.js';
+import { TimelineView } from './timeline-view.js';
+
+/**
+ * An agent's playground (#/agents/{id}/playground?version=&task=): chat with the agent, its answer streamed as the
+ * model writes it, the run's trace growing beside it. The first message starts a task; every next one continues
+ * that task (the API's conversation continuation: same task id, history kept), so the conversation is one thread
+ * the task page can show later. `task=` in the address reopens a conversation; `version=` picks what runs.
+ */
+export async function renderPlayground(root, ctx, agentId) {
+  ctx.setTitle('Playground');
+  root.append(loading('Loading agent…'));
+  const [agent, versions] = await Promise.all([
+    api('GET', path`/v1/agents/${agentId}`, { signal: ctx.signal }),
+    api('GET', `${path`/v1/agents/${agentId}/versions`}${query({ per_page: 50 })}`, { signal: ctx.signal }).catch(() => ({ items: [] })),
+  ]);
+  ctx.setTitle(`Playground · ${agent.name}`);
+  let taskId = ctx.params.get('task');
+  let running = false;
+
+  const versionSelect = h(
+    'select',
+    { id: 'playground-version' },
+    h('option', { value: '' }, 'Deployed version'),
+    agent.has_pending_changes ? h('option', { value: 'draft' }, 'Draft (not deployed)') : null,
+    versions.items.map((v) => h('option', { value: String(v.version) }, `Version ${v.version}${v.is_latest ? ' (deployed)' : ''}`)),
+  );
+  versionSelect.value = ctx.params.get('version') ?? '';
+  versionSelect.addEventListener('change', remember);
+
+  const taskLinkSlot = h('span', { class: 'task-link' });
+  const log = h('ol', { class: 'chat-log', 'aria-label': 'Chat log' });
+  const empty = h('p', { class: 'empty' }, 'Send a message to start a conversation.');
+  const message = h('textarea', { id: 'playground-message', rows: 3, placeholder: 'Ask the agent something… (Ctrl+Enter sends)' });
+  const files = h('input', { type: 'file', id: 'playground-files', multiple: true });
+  const send = h('button', { type: 'submit', class: 'button primary' }, 'Send');
+  const formStatus = h('div', { id: 'playground-status' });
+  const form = h(
+    'form',
+    { class: 'chat-form', onsubmit: (e) => (e.preventDefault(), void run()) },
+    h('label', { for: 'playground-message' }, 'Message'),
+    message,
+    h('div', { class: 'chat-form-row' }, h('label', { for: 'playground-files', class: 'file-label' }, 'Attach files'), files, send),
+    formStatus,
+  );
+  message.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      void run();
+    }
+  });
+
+  let timeline = new TimelineView({ taskLink });
+  const traceBody = h('div', {}, timeline.element);
+  const streamState = h('p', { class: 'stream-state', role: 'status' });
+
+  replaceChildren(
+    root,
+    h(
+      'div',
+      { class: 'page-head' },
+      h('h1', {}, 'Playground · ', h('a', { href: `#${path`/agents/${agent.id}`}` }, agent.name)),
+      h(
+        'div',
+        { class: 'actions' },
+        h('label', { for: 'playground-version' }, 'Version'),
+        versionSelect,
+        h('button', { type: 'button', class: 'button secondary', onclick: newConversation }, 'New conversation'),
+        taskLinkSlot,
+      ),
+    ),
+    h(
+      'div',
+      { class: 'playground' },
+      h('section', { class: 'panel chat', 'aria-labelledby': 'chat-title' }, h('h2', { id: 'chat-title' }, 'Conversation'), empty, log, form),
+      h('section', { class: 'panel', 'aria-labelledby': 'live-trace-title' }, h('div', { class: 'section-head' }, h('h2', { id: 'live-trace-title' }, 'Trace'), streamState), traceBody),
+    ),
+  );
+
+  if (taskId) await reopen(taskId);
+  showTaskLink();
+  return message;
+
+  function taskLink(id) {
+    return h('a', { href: `#${path`/tasks/${id}`}`, class: 'mono' }, id);
+  }
+
+  function showTaskLink() {
+    replaceChildren(taskLinkSlot, taskId ? h('a', { href: `#${path`/tasks/${taskId}`}` }, 'Open the task') : null);
+  }
+
+  /** Keeps the conversation in the address (without re-rendering), so a reload continues it. */
+  function remember() {
+    history.replaceState(null, '', `#${path`/agents/${agent.id}/playground`}${query({ version: versionSelect.value, task: taskId })}`);
+  }
+
+  function newConversation() {
+    if (running) return;
+    taskId = null;
+    replaceChildren(log);
+    empty.hidden = false;
+    timeline = new TimelineView({ taskLink });
+    replaceChildren(traceBody, timeline.element);
+    replaceChildren(formStatus);
+    streamState.textContent = '';
+    showTaskLink();
+    remember();
+    message.focus();
+  }
+
+  /** An earlier conversation: its messages from the thread, its trace from the event log. */
+  async function reopen(id) {
+    try {
+      const [task, thread, events] = await Promise.all([
+        api('GET', path`/v1/tasks/${id}`, { signal: ctx.signal }),
+        api('GET', path`/v1/tasks/${id}/thread`, { signal: ctx.signal }),
+        api('GET', path`/v1/tasks/${id}/events`, { signal: ctx.signal }),
+      ]);
+      if (task.agent_id !== agent.id) throw new Error('That task belongs to another agent.');
+      const list = Array.isArray(thread) ? thread : (thread?.items ?? thread?.messages ?? []);
+      for (const m of list) if ((m.role === 'user' || m.role === 'assistant') && m.content) log.append(bubble(m.role, m.content));
+      empty.hidden = log.children.length > 0;
+      for (const ev of Array.isArray(events) ? events : []) timeline.add(ev);
+    } catch (e) {
+      taskId = null;
+      if (!ctx.signal.aborted) replaceChildren(formStatus, errorAlert(e));
+    }
+  }
+
+  async function run() {
+    const text = message.value.trim();
+    const attached = [...(files.files ?? [])];
+    if (running || (!text && !attached.length)) return;
+    running = true;
+    send.disabled = true;
+    replaceChildren(formStatus);
+    empty.hidden = true;
+    log.append(bubble('user', text, attached));
+    const answer = bubble('assistant', null);
+    log.append(answer);
+    answer.scrollIntoView({ block: 'nearest' });
+    streamState.textContent = 'Live';
+    streamState.className = 'stream-state live';
+    let streamed = '';
+    let iteration = null;
+    let final = null;
+    try {
+      await invokeStream(agent.id, {
+        text,
+        files: attached,
+        taskId,
+        version: versionSelect.value || null,
+        signal: ctx.signal,
+        onEvent: (ev) => {
+          timeline.add(ev);
+          const data = ev.data && typeof ev.data === 'object' ? ev.data : {};
+          if (ev.type.startsWith('task_') && data.id && !taskId) {
+            taskId = data.id;
+            showTaskLink();
+            remember();
+          }
+          if (ev.type === 'chunk') {
+            // A new model call (after a tool) starts a new text: show what the model writes now.
+            if (data.iteration !== iteration) streamed = '';
+            iteration = data.iteration;
+            streamed += String(data.text ?? '');
+            setAnswer(answer, { streaming: streamed });
+          }
+          if (ev.type === 'task_finished' || (ev.type === 'task_updated' && isFinal(data.status))) final = data;
+        },
+      });
+      if (!final && taskId) final = await api('GET', path`/v1/tasks/${taskId}`, { signal: ctx.signal });
+      setAnswer(answer, { task: final });
+      announce(final?.status === 'completed' ? 'The agent answered' : `The run ended: ${final?.status ?? 'unknown'}`);
+      message.value = '';
+      files.value = '';
+    } catch (e) {
+      if (ctx.signal.aborted) return;
+      answer.remove();
+      replaceChildren(formStatus, errorAlert(e));
+    } finally {
+      running = false;
+      send.disabled = false;
+      streamState.textContent = '';
+      streamState.className = 'stream-state';
+      if (!ctx.signal.aborted) message.focus();
+    }
+  }
+}
+
+function bubble(role, text, files = []) {
+  const li = h('li', { class: `bubble role-${role}` }, h('p', { class: 'bubble-role' }, role === 'user' ? 'You' : 'Agent'));
+  const content = h('div', { class: 'bubble-content' });
+  li.append(content);
+  if (role === 'user') {
+    if (text) content.append(h('p', { class: 'prewrap' }, text));
+    if (files.length) content.append(h('ul', { class: 'files' }, files.map((f) => h('li', {}, `📎 ${f.name} (${formatBytes(f.size)})`))));
+  } else if (text === null) {
+    content.append(h('p', { class: 'muted', role: 'status' }, 'Thinking…'));
+    li.setAttribute('aria-busy', 'true');
+  } else content.append(h('div', { class: 'markdown', safeHtml: renderMarkdown(text) }));
+  return li;
+}
+
+/** The agent's bubble while it writes (plain text as it streams) and when the run ends (Markdown, or the failure). */
+function setAnswer(li, { streaming, task }) {
+  const content = li.querySelector('.bubble-content');
+  if (streaming !== undefined) return replaceChildren(content, h('p', { class: 'prewrap streaming' }, streaming));
+  li.removeAttribute('aria-busy');
+  const ok = task?.status === 'completed';
+  replaceChildren(
+    content,
+    ok ? null : h('p', {}, statusBadge(task?.status ?? 'unknown')),
+    task?.result ? h('div', { class: 'markdown', safeHtml: renderMarkdown(String(task.result)) }) : h('p', { class: 'muted' }, ok ? 'No answer.' : 'The run ended without an answer; the trace says why.'),
+  );
+}

@@ -1,0 +1,167 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { TEST_DBS } from '../support/harness.js';
+import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+
+/**
+ * The console as a workspace, in Chromium against a whole running Agentry and the scripted OpenAI server: create an
+ * agent in the editor, chat with it in the playground (streamed, trace beside, a file attached, the thread
+ * continued), see the API's 422 on the offending field, edit a draft, read its diff, deploy and roll back.
+ */
+const eventually = <T>(fn: () => T | Promise<T>, opts: { timeout?: number } = {}) => expect.poll(fn, { timeout: 20_000, interval: 100, ...opts });
+
+describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
+  let w: ConsoleWorld;
+  const pages: Page[] = [];
+  const open = async () => {
+    const page = await w.signedInPage();
+    pages.push(page);
+    return page;
+  };
+  beforeAll(async () => {
+    w = await startConsoleWorld(kind);
+  }, 90_000);
+  afterEach(async () => {
+    for (const p of pages.splice(0)) await p.context().close();
+    expect(w.pageErrors).toEqual([]);
+  });
+  afterAll(async () => w?.close());
+
+  it('creates an agent in the editor, chats with it in the playground with a file, sees the trace, continues the thread', { timeout: 90_000 }, async () => {
+    const page = await open();
+    await page.getByRole('link', { name: 'New agent' }).click();
+    await page.getByRole('heading', { name: 'New agent', level: 1 }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Playground helper');
+    await page.getByLabel('Description').fill('Answers questions in the playground');
+    await page.getByLabel('Provider').selectOption('openai');
+    await page.getByLabel('Model', { exact: true }).fill('gpt-test');
+    await page.getByLabel('API base URL').fill(w.llm.baseUrl);
+    await page.getByLabel('API key', { exact: true }).fill('sk-test');
+    await page.getByLabel('Role').fill('You answer briefly\nYou are kind');
+    await page.getByLabel('General instructions').fill('Cite the attachment when there is one.');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+
+    await page.getByRole('heading', { name: /Playground helper/, level: 1 }).waitFor();
+    const created = (await w.api('GET', '/v1/agents?per_page=50')).body.items.find((a: { name: string }) => a.name === 'Playground helper');
+    const agent = (await w.api('GET', `/v1/agents/${created.id}`)).body;
+    expect(agent).toMatchObject({ model_provider: 'openai', model_name: 'gpt-test', llm_api_base: w.llm.baseUrl, description: 'Answers questions in the playground', version: 2 });
+    expect(agent.instructions).toEqual({ role: ['You answer briefly', 'You are kind'], goal: [], general: 'Cite the attachment when there is one.' });
+    expect(agent.llm_credentials.value).toBe('********');
+
+    await page.getByRole('link', { name: 'Open playground' }).click();
+    await page.getByRole('heading', { name: /Playground/, level: 1 }).waitFor();
+    await page.getByLabel('Message').fill('What does the note say? [gate:pg1]');
+    await page.setInputFiles('#playground-files', { name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('The launch code is kiwi-42.') });
+    await page.getByRole('button', { name: 'Send' }).click();
+
+    // While the model is held at the gate the run is live: the agent's bubble waits, the trace already has the task.
+    const log = page.getByRole('list', { name: 'Chat log' });
+    await log.getByText('note.txt').waitFor();
+    await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+    const trace = page.getByRole('region', { name: 'Trace' });
+    await eventually(() => trace.locator('.entry-title').allTextContents()).toContain('Task created');
+    w.model.gate('pg1').open();
+    const answers = log.locator('.bubble.role-assistant');
+    await eventually(() => answers.first().getAttribute('aria-busy')).toBeNull();
+    expect(await answers.first().textContent()).toContain('What does the note say?');
+    await eventually(() => trace.locator('.entry-title').allTextContents()).toEqual(expect.arrayContaining(['LLM call · openai/gpt-test', 'Task completed']));
+    expect(JSON.stringify(w.llm.requests.at(-1)!.body.messages)).toContain('The launch code is kiwi-42.');
+
+    // The address now names the conversation; the next message continues the same task.
+    const taskId = new URL(page.url()).hash.match(/task=([^&]+)/)![1]!;
+    const link = page.getByRole('link', { name: 'Open the task' });
+    expect(await link.getAttribute('href')).toBe(`#/tasks/${taskId}`);
+    await page.getByLabel('Message').fill('And a follow-up');
+    await page.getByLabel('Message').press('Control+Enter');
+    await eventually(() => answers.count()).toBe(2);
+    await eventually(() => answers.nth(1).locator('em').textContent()).toBe('And a follow-up'); // rendered Markdown
+    const history = JSON.stringify(w.llm.requests.at(-1)!.body.messages);
+    expect(history).toContain('What does the note say?');
+    const task = await w.waitTask(decodeURIComponent(taskId), (t) => t.status === 'completed');
+    expect(task.agent_id).toBe(agent.id);
+    expect((await w.api('GET', `/v1/agents/${agent.id}/tasks`)).body.total).toBe(1);
+
+    // A reload reopens the conversation from the thread and the stored trace.
+    await page.reload();
+    await eventually(() => page.getByRole('list', { name: 'Chat log' }).locator('.bubble').count()).toBe(4);
+    await eventually(() => page.getByRole('region', { name: 'Trace' }).locator('.entry.kind-llm').count()).toBe(2);
+  });
+
+  it("shows the API's 422 on the offending fields and creates nothing", { timeout: 60_000 }, async () => {
+    const before = (await w.api('GET', '/v1/agents?per_page=50')).body.total;
+    const page = await open();
+    await page.goto(`${w.apiUrl}/#/agents/new`);
+    await page.getByLabel('Name', { exact: true }).fill('Never created');
+    await page.getByLabel('API base URL').fill('not a url');
+    await page.getByLabel('Most self-schedules').fill('5000');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+
+    await page.getByRole('alert').filter({ hasText: 'The agent was not saved: 2 problems.' }).waitFor();
+    const base = page.getByLabel('API base URL');
+    expect(await base.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#field-llm_api_base-error').textContent()).toMatch(/url/i);
+    const max = page.getByLabel('Most self-schedules');
+    expect(await max.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#field-max_self_schedules-error').textContent()).toMatch(/1000/);
+    // The message is announced with the field (aria-describedby), and focus went to the first field in error.
+    expect(await base.getAttribute('aria-describedby')).toContain('field-llm_api_base-error');
+    await eventually(() => page.evaluate(() => document.activeElement?.id)).toBe('field-llm_api_base');
+    // A JSON field that does not parse is refused on the field before anything is sent.
+    await page.getByLabel('API base URL').fill('');
+    await page.getByLabel('Most self-schedules').fill('3');
+    await page.getByLabel(/Output schema/).fill('{ not json');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await eventually(() => page.locator('#field-output_schema-error').textContent()).toContain('Not valid JSON');
+    expect(await base.getAttribute('aria-invalid')).toBeNull();
+    expect((await w.api('GET', '/v1/agents?per_page=50')).body.total).toBe(before);
+  });
+
+  it('edits to a draft, shows its diff, deploys it, runs a picked version, and rolls back', { timeout: 90_000 }, async () => {
+    const agent = await w.createAgent({ name: 'Versioned agent', instructions: { role: [], goal: [], general: 'Answer in English.' } });
+    const page = await open();
+    await page.goto(`${w.apiUrl}/#/agents/${agent.id}`);
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByRole('heading', { name: 'Edit Versioned agent', level: 1 }).waitFor();
+    await page.getByLabel('General instructions').fill('Answer in French.');
+    await page.getByLabel('Runs of history in context').fill('4');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+
+    const panel = page.getByRole('region', { name: 'Draft and deployment' });
+    const diff = panel.getByRole('table', { name: /Draft changes against version 2/ });
+    await diff.waitFor();
+    expect(await diff.locator('tbody th').allTextContents()).toEqual(['instructions.general', 'agno_settings.num_history_runs']);
+    const row = diff.locator('tr[data-key="instructions.general"]');
+    expect(await row.locator('.diff-before').textContent()).toContain('Answer in English.');
+    expect(await row.locator('.diff-after').textContent()).toContain('Answer in French.');
+    // Staged, not running: the deployed version still has the old text.
+    expect((await w.api('GET', `/v1/agents/${agent.id}/versions/2`)).body.instructions.general).toBe('Answer in English.');
+
+    await panel.getByRole('button', { name: 'Deploy draft' }).click();
+    await eventually(() => page.getByRole('region', { name: 'Draft and deployment' }).textContent()).toContain('version 3 is deployed');
+    const v3 = (await w.api('GET', `/v1/agents/${agent.id}`)).body;
+    expect(v3).toMatchObject({ version: 3, has_pending_changes: false });
+    expect(v3.instructions.general).toBe('Answer in French.');
+    expect(v3.agno_settings.num_history_runs).toBe(4);
+
+    // The playground runs the version picked: version 2 still answers with version 2's instructions.
+    await page.getByRole('link', { name: 'Open playground' }).click();
+    await page.getByLabel('Version').selectOption('2');
+    await page.getByLabel('Message').fill('Hello there');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await eventually(() => page.locator('.bubble.role-assistant').first().textContent()).toContain('Done: Hello there');
+    expect(JSON.stringify(w.llm.requests.at(-1)!.body.messages)).toContain('Answer in English.');
+    const taskId = decodeURIComponent(new URL(page.url()).hash.match(/task=([^&]+)/)![1]!);
+    expect((await w.api('GET', `/v1/tasks/${encodeURIComponent(taskId)}`)).body.agent_version).toBe(2);
+
+    await page.goto(`${w.apiUrl}/#/agents/${agent.id}`);
+    const again = page.getByRole('region', { name: 'Draft and deployment' });
+    await again.getByLabel('Version').selectOption('2');
+    await again.getByRole('button', { name: 'Roll back' }).click();
+    await page.getByRole('dialog', { name: 'Roll back to version 2?' }).getByRole('button', { name: 'Roll back' }).click();
+    await eventually(() => page.getByRole('region', { name: 'Draft and deployment' }).textContent()).toContain('version 4 is deployed');
+    const v4 = (await w.api('GET', `/v1/agents/${agent.id}`)).body;
+    expect(v4).toMatchObject({ version: 4, has_pending_changes: false });
+    expect(v4.instructions.general).toBe('Answer in English.');
+    expect(v4.agno_settings.num_history_runs).toBe(10);
+  });
+});
