@@ -10,6 +10,15 @@ import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
  */
 const eventually = <T>(fn: () => T | Promise<T>, opts: { timeout?: number } = {}) => expect.poll(fn, { timeout: 20_000, interval: 100, ...opts });
 
+/** Visible controls without an accessible name (a label, aria-label(ledby) or text). */
+const unnamedControls = (page: Page) =>
+  page.evaluate(() =>
+    [...document.querySelectorAll('input, select, textarea, button, a[href]')]
+      .filter((el) => (el as HTMLElement).offsetParent !== null)
+      .filter((el) => !((el as HTMLInputElement).labels?.length || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || (el.textContent ?? '').trim()))
+      .map((el) => el.outerHTML.slice(0, 80)),
+  );
+
 describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
   let w: ConsoleWorld;
   const pages: Page[] = [];
@@ -50,6 +59,7 @@ describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
 
     await page.getByRole('link', { name: 'Open playground' }).click();
     await page.getByRole('heading', { name: /Playground/, level: 1 }).waitFor();
+    expect(await unnamedControls(page)).toEqual([]);
     await page.getByLabel('Message').fill('What does the note say? [gate:pg1]');
     await page.setInputFiles('#playground-files', { name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('The launch code is kiwi-42.') });
     await page.getByRole('button', { name: 'Send' }).click();
@@ -163,5 +173,45 @@ describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
     expect(v4).toMatchObject({ version: 4, has_pending_changes: false });
     expect(v4.instructions.general).toBe('Answer in English.');
     expect(v4.agno_settings.num_history_runs).toBe(10);
+  });
+
+  it('attaches a custom function and a knowledge base in the editor, then detaches the tool', { timeout: 60_000 }, async () => {
+    const fn = await w.api('POST', '/v1/custom_functions', {
+      name: 'shout',
+      description: 'Upper-cases a text',
+      code: 'async function run({ text }) { return { text: String(text).toUpperCase() }; }',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    });
+    expect(fn.status, JSON.stringify(fn.body)).toBe(201);
+    const kb = await w.api('POST', '/v1/knowledge', { name: 'Handbook' });
+    expect(kb.status, JSON.stringify(kb.body)).toBe(201);
+    const agent = await w.createAgent({ name: 'Tooled agent' });
+    const page = await open();
+    await page.goto(`${w.apiUrl}/#/agents/${agent.id}/edit`);
+    await page.getByRole('heading', { name: 'Edit Tooled agent', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Add a tool' }).click();
+    await page.getByLabel('Type of new tool 1').selectOption('custom_function');
+    await page.getByLabel('Id of new tool 1').fill(fn.body.id);
+    await page.getByRole('button', { name: 'Add a knowledge base' }).click();
+    await page.getByLabel('Knowledge base 1', { exact: true }).fill(kb.body.id);
+    await page.getByLabel('Strategy of knowledge base 1').selectOption('agentic_rag');
+    expect(await unnamedControls(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Save and deploy' }).click();
+    await page.getByRole('heading', { name: /Tooled agent/, level: 1 }).waitFor();
+    await eventually(async () => (await w.api('GET', `/v1/agents/${agent.id}`)).body.version).toBe(3);
+    const v3 = (await w.api('GET', `/v1/agents/${agent.id}`)).body;
+    expect(v3.tools).toEqual([{ type: 'custom_function', custom_function_id: fn.body.id }]);
+    expect(v3.graph.map((g: { item_id: string }) => g.item_id)).toContain(fn.body.id);
+    expect(v3.knowledge_bases).toEqual([expect.objectContaining({ id: kb.body.id, strategy: 'agentic_rag', rw: false })]);
+
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByRole('button', { name: 'Remove tool custom_function ' + fn.body.id }).click();
+    await page.getByRole('button', { name: 'Save and deploy' }).click();
+    await eventually(async () => (await w.api('GET', `/v1/agents/${agent.id}`)).body.version).toBe(4);
+    const v4 = (await w.api('GET', `/v1/agents/${agent.id}`)).body;
+    expect(v4.tools).toEqual([]);
+    expect(v4.graph.map((g: { item_id: string }) => g.item_id)).not.toContain(fn.body.id);
+    // The knowledge base stays: only what changed was sent.
+    expect(v4.knowledge_bases).toEqual([expect.objectContaining({ id: kb.body.id, strategy: 'agentic_rag' })]);
   });
 });
