@@ -53,7 +53,9 @@ describe('agent editor fields', () => {
 
   it('a rollback body is a valid PATCH made of the version configuration', () => {
     const version = CreateAgentBody.parse({ name: 'Old', model_provider: 'openai', instructions: { general: 'be old' } }) as Record<string, unknown>;
-    const body = rollbackBody({ ...version, id: 'x', version: 2, webhook_url: 'http://x', graph: [], created_by: 'me' });
+    const body = rollbackBody({ ...version, id: 'x', version: 2, webhook_url: 'http://x', graph: [], created_by: 'me', llm_credentials: { name: 'k', description: null, value: '********' } });
+    expect(body).not.toHaveProperty('llm_credentials');
+    expect(body).not.toHaveProperty('llm_extra_headers');
     expect(body.name).toBe('Old');
     expect(body).not.toHaveProperty('id');
     expect(body).not.toHaveProperty('created_by');

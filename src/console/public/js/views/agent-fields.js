@@ -31,11 +31,13 @@ export const CONFIG_FIELDS = [
 ];
 
 /**
- * Fields a rollback does not send back: `created_by` is who made the agent. The tool bookkeeping (`graph`,
+ * Fields a rollback does not send back: `created_by` is who made the agent, and the write-only LLM key and headers
+ * read back as "********", which the server resolves against the *current* stored value: where the current version
+ * has none, the mask itself would be stored as the key. Secrets stay as they are now. The tool bookkeeping (`graph`,
  * `attached_tools`) is sent with `tools`: without it the server would add the old tools onto the current graph and
  * keep tools attached since.
  */
-export const ROLLBACK_SKIP = new Set(['created_by']);
+export const ROLLBACK_SKIP = new Set(['created_by', 'llm_credentials', 'llm_extra_headers']);
 
 const agno = (key, label, kind = 'checkbox', extra = {}) => ({ path: ['agno_settings', key], label, kind, ...extra });
 

@@ -199,7 +199,7 @@ function bubble(role, text, files = []) {
   li.append(content);
   if (role === 'user') {
     if (text) content.append(h('p', { class: 'prewrap' }, text));
-    if (files.length) content.append(h('ul', { class: 'files' }, files.map((f) => h('li', {}, `📎 ${f.name} (${formatBytes(f.size)})`))));
+    if (files.length) content.append(h('ul', { class: 'files' }, files.map((f) => h('li', {}, `Attached: ${f.name} (${formatBytes(f.size)})`))));
   } else if (text === null) {
     content.append(h('p', { class: 'muted', role: 'status' }, 'Thinking…'));
     li.setAttribute('aria-busy', 'true');
