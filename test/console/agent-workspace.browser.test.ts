@@ -214,4 +214,20 @@ describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
     // The knowledge base stays: only what changed was sent.
     expect(v4.knowledge_bases).toEqual([expect.objectContaining({ id: kb.body.id, strategy: 'agentic_rag' })]);
   });
+
+  it('stops a running conversation turn from the playground', { timeout: 60_000 }, async () => {
+    const agent = await w.createAgent({ name: 'Slow agent' });
+    const page = await open();
+    await page.goto(`${w.apiUrl}/#/agents/${agent.id}/playground`);
+    await page.getByLabel('Message').fill('A very long job [hang]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const stop = page.getByRole('button', { name: 'Stop' });
+    await stop.waitFor();
+    await eventually(async () => (await w.api('GET', `/v1/agents/${agent.id}/tasks`)).body.items[0]?.status).toBe('executing');
+    await stop.click();
+    const answer = page.locator('.bubble.role-assistant');
+    await eventually(() => answer.locator('.badge').textContent()).toBe('stopped');
+    expect(await stop.isHidden()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Send' }).isEnabled()).toBe(true);
+  });
 });

@@ -223,8 +223,9 @@ export async function renderAgentEditor(root, ctx, agentId) {
         else if (deploy) saved = await api('PUT', path`/v1/agents/${agentId}`, { signal: ctx.signal });
         else saved = await api('GET', path`/v1/agents/${agentId}`, { signal: ctx.signal });
       }
-      announce(editing ? (deploy ? `Deployed version ${saved.version}` : 'Draft saved') : `Agent ${saved.name} created`);
-      ctx.navigate(`#${path`/agents/${saved.id}`}${editing && !deploy ? '?saved=draft' : ''}`);
+      // An agent that does not stage edits publishes on every save: say what happened, not what was asked.
+      announce(!editing ? `Agent ${saved.name} created` : saved.has_pending_changes ? 'Draft saved' : `Deployed version ${saved.version}`);
+      ctx.navigate(`#${path`/agents/${saved.id}`}`);
     } catch (e) {
       if (ctx.signal.aborted) return;
       if (e instanceof ApiError && e.status === 422 && Array.isArray(e.detail)) showErrors(e.detail);

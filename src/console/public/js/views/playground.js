@@ -39,13 +39,14 @@ export async function renderPlayground(root, ctx, agentId) {
   const message = h('textarea', { id: 'playground-message', rows: 3, placeholder: 'Ask the agent something… (Ctrl+Enter sends)' });
   const files = h('input', { type: 'file', id: 'playground-files', multiple: true });
   const send = h('button', { type: 'submit', class: 'button primary' }, 'Send');
+  const stop = h('button', { type: 'button', class: 'button danger-outline', hidden: true, onclick: stopRun }, 'Stop');
   const formStatus = h('div', { id: 'playground-status' });
   const form = h(
     'form',
     { class: 'chat-form', onsubmit: (e) => (e.preventDefault(), void run()) },
     h('label', { for: 'playground-message' }, 'Message'),
     message,
-    h('div', { class: 'chat-form-row' }, h('label', { for: 'playground-files', class: 'file-label' }, 'Attach files'), files, send),
+    h('div', { class: 'chat-form-row' }, h('label', { for: 'playground-files', class: 'file-label' }, 'Attach files'), files, stop, send),
     formStatus,
   );
   message.addEventListener('keydown', (e) => {
@@ -85,6 +86,19 @@ export async function renderPlayground(root, ctx, agentId) {
   if (taskId) await reopen(taskId);
   showTaskLink();
   return message;
+
+  /** Stops the running task (POST /v1/tasks/{id}/stop); the stream then ends with the stopped task. */
+  async function stopRun() {
+    if (!taskId) return;
+    stop.disabled = true;
+    try {
+      await api('POST', path`/v1/tasks/${taskId}/stop`, { signal: ctx.signal });
+    } catch (e) {
+      if (!ctx.signal.aborted) replaceChildren(formStatus, errorAlert(e));
+    } finally {
+      stop.disabled = false;
+    }
+  }
 
   function taskLink(id) {
     return h('a', { href: `#${path`/tasks/${id}`}`, class: 'mono' }, id);
@@ -164,6 +178,7 @@ export async function renderPlayground(root, ctx, agentId) {
             showTaskLink();
             remember();
           }
+          if (ev.type.startsWith('task_') && taskId) stop.hidden = false;
           if (ev.type === 'chunk') {
             // A new model call (after a tool) starts a new text: show what the model writes now.
             if (data.iteration !== iteration) streamed = '';
@@ -174,7 +189,8 @@ export async function renderPlayground(root, ctx, agentId) {
           if (ev.type === 'task_finished' || (ev.type === 'task_updated' && isFinal(data.status))) final = data;
         },
       });
-      if (!final && taskId) final = await api('GET', path`/v1/tasks/${taskId}`, { signal: ctx.signal });
+      // The stream can end early (a proxy timeout, a dropped connection): the task runs on, so wait for its end.
+      if (!final && taskId) final = await untilFinal(taskId, ctx.signal);
       setAnswer(answer, { task: final });
       announce(final?.status === 'completed' ? 'The agent answered' : `The run ended: ${final?.status ?? 'unknown'}`);
       message.value = '';
@@ -186,10 +202,21 @@ export async function renderPlayground(root, ctx, agentId) {
     } finally {
       running = false;
       send.disabled = false;
+      stop.hidden = true;
       streamState.textContent = '';
       streamState.className = 'stream-state';
       if (!ctx.signal.aborted) message.focus();
     }
+  }
+}
+
+const FINAL_POLL_MS = 1000;
+
+async function untilFinal(taskId, signal) {
+  for (;;) {
+    const task = await api('GET', path`/v1/tasks/${taskId}`, { signal });
+    if (isFinal(task.status) || task.status === 'paused') return task;
+    await new Promise((resolve) => setTimeout(resolve, FINAL_POLL_MS));
   }
 }
 
