@@ -14,6 +14,8 @@ const NEW_AGENT = {
   developer_access: true,
   should_stage_before_publish: true,
   discoverable: true,
+  with_auto_context_management: true,
+  workspace_tools_enabled: true,
   max_self_schedules: 3,
   instructions: { role: [], goal: [], general: '' },
   agno_settings: { session_storage: true, num_history_runs: 10, add_user_to_context: true, pii_detection_mask: true, reasoning_tools_enabled: true, tool_call_limit: 0, max_tool_calls_from_history: 0 },

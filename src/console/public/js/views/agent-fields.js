@@ -51,6 +51,7 @@ export const FIELD_GROUPS = [
       { path: ['description'], label: 'Description', kind: 'textarea', rows: 2 },
       { path: ['icon'], label: 'Icon', kind: 'text', hint: 'One emoji.' },
       { path: ['type'], label: 'Type', kind: 'select', options: AGENT_TYPES, hint: 'manager: tools, sub-agents, multi-step. regular: no orchestration. a2a/curl: external agents.' },
+      { path: ['connectivity_details'], label: 'Remote endpoint (a2a and curl agents, JSON)', kind: 'json', rows: 3, hint: 'See docs/external-agents.md. Leave {} for other types.' },
     ],
   },
   {
@@ -107,7 +108,10 @@ export const FIELD_GROUPS = [
       { path: ['max_self_schedules'], label: 'Most self-schedules', kind: 'number', min: 1, max: 1000 },
       { path: ['use_oidc_pre_auth'], label: 'Require an end-user token (OIDC pre-auth)', kind: 'checkbox' },
       { path: ['pre_auth_audiences'], label: 'Pre-auth audiences', kind: 'lines' },
+      { path: ['with_auto_context_management'], label: 'Manage the context window automatically', kind: 'checkbox' },
+      { path: ['workspace_tools_enabled'], label: 'Workspace tools', kind: 'checkbox' },
       { path: ['task_level_strategies'], label: 'Task strategies (JSON: retry, iterations, daily limit)', kind: 'json', rows: 3 },
+      { path: ['notification_settings'], label: 'Notifications (JSON: on success and on error)', kind: 'json', rows: 3, hint: 'See docs/notifications.md.' },
     ],
   },
   {
