@@ -123,6 +123,15 @@ describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
     await page.getByRole('button', { name: 'Create agent' }).click();
     await eventually(() => page.locator('#field-output_schema-error').textContent()).toContain('Not valid JSON');
     expect(await base.getAttribute('aria-invalid')).toBeNull();
+    // An issue inside a list lands on the list, naming the row: a tool that does not exist.
+    await page.getByLabel(/Output schema/).fill('');
+    await page.getByRole('button', { name: 'Add a tool' }).click();
+    await page.getByLabel('Id of new tool 1').fill('no-such-function');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    const tools = page.locator('#field-tools');
+    expect(await tools.getAttribute('aria-labelledby')).toBe('field-tools-label');
+    await eventually(() => tools.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#field-tools-error').textContent()).toBe("0.custom_function_id: Value error, custom function 'no-such-function' not found");
     expect((await w.api('GET', '/v1/agents?per_page=50')).body.total).toBe(before);
   });
 

@@ -131,6 +131,11 @@ export async function renderAgentEditor(root, ctx, agentId) {
     }
     const target = input ?? list.element;
     target.setAttribute('aria-describedby', describedBy);
+    if (list) {
+      // A list of rows has no single input to label: it is a named group, and its errors describe the group.
+      target.setAttribute('role', 'group');
+      target.setAttribute('aria-labelledby', `${id}-label`);
+    }
     controls.set(key, { field: f, read, input: target, list, error, focus: () => (input ?? list.focusTarget()).focus() });
     if (f.kind === 'checkbox') return h('div', { class: 'form-field checkbox-field' }, input, h('label', { for: id }, f.label), hint, error);
     const labelFor = list ? null : id;
