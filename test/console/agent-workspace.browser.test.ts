@@ -239,4 +239,28 @@ describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
     expect(await stop.isHidden()).toBe(true);
     expect(await page.getByRole('button', { name: 'Send' }).isEnabled()).toBe(true);
   });
+
+  it('asks for approval in the playground when a supervised agent calls a tool that changes something', { timeout: 60_000 }, async () => {
+    const agent = await w.createAgent({ name: 'Supervised agent', is_supervised: true, can_self_schedule: true });
+    w.model.argsFor('schedule_self_run', { prompt: 'Remind me tomorrow', run_at: new Date(Date.now() + 86_400_000).toISOString() });
+    const page = await open();
+    await page.goto(`${w.apiUrl}/#/agents/${agent.id}/playground`);
+    await page.getByLabel('Message').fill('Remind me tomorrow [tool:schedule_self_run]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const approval = page.getByRole('group', { name: 'Approval needed' });
+    await approval.waitFor();
+    expect(await approval.textContent()).toContain('The agent wants to call schedule_self_run.');
+    expect(await approval.locator('pre').textContent()).toContain('Remind me tomorrow');
+    await approval.getByRole('button', { name: 'Reject' }).click();
+    await approval.waitFor({ state: 'detached' });
+    // Rejected: the tool did not run (no schedule), and the run went on to its answer.
+    await eventually(() => page.locator('.bubble.role-assistant').getAttribute('aria-busy')).toBeNull();
+    const schedules = await w.api('GET', `/v1/agents/${agent.id}/schedules`);
+    expect(schedules.status).toBe(200);
+    expect(schedules.body.total).toBe(0);
+    const taskId = new URL(page.url()).hash.match(/task=([^&]+)/)![1]!;
+    const events = (await w.api('GET', `/v1/tasks/${taskId}/events`)).body as { type: string; data: { hitl_decision?: string } }[];
+    expect(events.filter((e) => e.data.hitl_decision).map((e) => e.data.hitl_decision)).toEqual(['rejected']);
+    await eventually(() => page.getByRole('region', { name: 'Trace' }).locator('.entry-title').allTextContents()).toContain('Status: paused');
+  });
 });

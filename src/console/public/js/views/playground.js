@@ -1,6 +1,6 @@
 import { api, path, query } from '../api.js';
 import { announce, h, replaceChildren } from '../dom.js';
-import { errorAlert, loading, statusBadge } from '../components.js';
+import { errorAlert, jsonBlock, loading, statusBadge } from '../components.js';
 import { formatBytes, isFinal } from '../format.js';
 import { renderMarkdown } from '../markdown.js';
 import { invokeStream } from '../playground-stream.js';
@@ -100,6 +100,39 @@ export async function renderPlayground(root, ctx, agentId) {
     }
   }
 
+  /**
+   * A supervised agent waits for a person before a tool that changes something: the request shows in the agent's
+   * bubble with Approve and Reject; the stream stays open and the run goes on (or ends) after the decision.
+   */
+  function askApproval(li, request) {
+    if (li.querySelector('.approval')) return;
+    const decide = (what) => async (ev) => {
+      for (const b of box.querySelectorAll('button')) b.disabled = true;
+      try {
+        await api('POST', path`/v1/tasks/${taskId}/${what}`, { signal: ctx.signal });
+        box.remove();
+      } catch (e) {
+        for (const b of box.querySelectorAll('button')) b.disabled = false;
+        ev.target.after(errorAlert(e));
+      }
+    };
+    const box = h(
+      'div',
+      { class: 'approval panel attention', role: 'group', 'aria-label': 'Approval needed' },
+      h('p', {}, `The agent wants to call ${request.tool}.`),
+      jsonBlock(request.arguments, 'Arguments of the call waiting for approval'),
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'button', class: 'button primary', onclick: decide('approve') }, 'Approve'),
+        h('button', { type: 'button', class: 'button danger-outline', onclick: decide('reject') }, 'Reject'),
+      ),
+    );
+    li.append(box);
+    announce(`Approval needed: the agent wants to call ${request.tool}`);
+    box.querySelector('button').focus();
+  }
+
   function taskLink(id) {
     return h('a', { href: `#${path`/tasks/${id}`}`, class: 'mono' }, id);
   }
@@ -186,6 +219,8 @@ export async function renderPlayground(root, ctx, agentId) {
             streamed += String(data.text ?? '');
             setAnswer(answer, { streaming: streamed });
           }
+          if (ev.type === 'task_updated' && data.status === 'paused' && data.hitl_request) askApproval(answer, data.hitl_request);
+          if (ev.type === 'task_updated' && data.status !== 'paused') answer.querySelector('.approval')?.remove();
           if (ev.type === 'task_finished' || (ev.type === 'task_updated' && isFinal(data.status))) final = data;
         },
       });
