@@ -95,6 +95,12 @@ describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
     await page.reload();
     await eventually(() => page.getByRole('list', { name: 'Chat log' }).locator('.bubble').count()).toBe(4);
     await eventually(() => page.getByRole('region', { name: 'Trace' }).locator('.entry.kind-llm').count()).toBe(2);
+
+    // From the task page, the conversation goes on in the playground.
+    await page.getByRole('link', { name: 'Open the task' }).click();
+    await page.getByRole('link', { name: 'Continue in playground' }).click();
+    await page.getByRole('heading', { name: /Playground/, level: 1 }).waitFor();
+    await eventually(() => page.getByRole('list', { name: 'Chat log' }).locator('.bubble').count()).toBe(4);
   });
 
   it("shows the API's 422 on the offending fields and creates nothing", { timeout: 60_000 }, async () => {
