@@ -269,4 +269,18 @@ describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
     expect(events.filter((e) => e.data.hitl_decision).map((e) => e.data.hitl_decision)).toEqual(['rejected']);
     await eventually(() => page.getByRole('region', { name: 'Trace' }).locator('.entry-title').allTextContents()).toContain('Status: paused');
   });
+
+  it('a refused message (developer access off) shows the API error and leaves the log as it was', { timeout: 60_000 }, async () => {
+    const agent = await w.createAgent({ name: 'Closed agent', developer_access: false });
+    const page = await open();
+    await page.goto(`${w.apiUrl}/#/agents/${agent.id}/playground`);
+    await page.getByLabel('Message').fill('Anyone there?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('#playground-status').getByRole('alert').waitFor();
+    expect(await page.getByRole('list', { name: 'Chat log' }).locator('.bubble').count()).toBe(0);
+    expect(await page.getByLabel('Message').inputValue()).toBe('Anyone there?');
+    expect((await w.api('GET', `/v1/agents/${agent.id}/tasks`)).body.total).toBe(0);
+    // Still signed in: a refused invocation is not a refused key.
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+  });
 });

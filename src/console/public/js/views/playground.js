@@ -1,4 +1,4 @@
-import { api, path, query } from '../api.js';
+import { api, ApiError, path, query } from '../api.js';
 import { announce, h, replaceChildren } from '../dom.js';
 import { errorAlert, jsonBlock, loading, statusBadge } from '../components.js';
 import { formatBytes, isFinal } from '../format.js';
@@ -187,7 +187,8 @@ export async function renderPlayground(root, ctx, agentId) {
     send.disabled = true;
     replaceChildren(formStatus);
     empty.hidden = true;
-    log.append(bubble('user', text, attached));
+    const question = bubble('user', text, attached);
+    log.append(question);
     const answer = bubble('assistant', null);
     log.append(answer);
     answer.scrollIntoView({ block: 'nearest' });
@@ -233,6 +234,9 @@ export async function renderPlayground(root, ctx, agentId) {
     } catch (e) {
       if (ctx.signal.aborted) return;
       answer.remove();
+      // Refused (422, 403, 404...): nothing was sent to the agent, so the message leaves the log (it stays in the box).
+      if (e instanceof ApiError && e.status > 0) question.remove();
+      empty.hidden = log.children.length > 0;
       replaceChildren(formStatus, errorAlert(e));
     } finally {
       running = false;
@@ -278,6 +282,8 @@ function setAnswer(li, { streaming, task }) {
   replaceChildren(
     content,
     ok ? null : h('p', {}, statusBadge(task?.status ?? 'unknown')),
-    task?.result ? h('div', { class: 'markdown', safeHtml: renderMarkdown(String(task.result)) }) : h('p', { class: 'muted' }, ok ? 'No answer.' : 'The run ended without an answer; the trace says why.'),
+    task?.result
+      ? h('div', { class: 'markdown', safeHtml: renderMarkdown(String(task.result)) })
+      : h('p', { class: 'muted' }, ok ? 'No answer.' : task?.status === 'paused' ? 'Waiting for approval: approve or reject it on the task page.' : 'The run ended without an answer; the trace says why.'),
   );
 }
