@@ -283,4 +283,21 @@ describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
     // Still signed in: a refused invocation is not a refused key.
     expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
   });
+
+  it('a reload in the middle of an answer follows the running turn to its end', { timeout: 60_000 }, async () => {
+    const agent = await w.createAgent({ name: 'Reloaded agent' });
+    const page = await open();
+    await page.goto(`${w.apiUrl}/#/agents/${agent.id}/playground`);
+    await page.getByLabel('Message').fill('Take your time [gate:reload]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await eventually(() => page.url()).toMatch(/task=/);
+    await page.reload();
+    const answer = page.locator('.bubble.role-assistant');
+    await answer.getByText('Thinking…').waitFor();
+    expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+    w.model.gate('reload').open();
+    await eventually(() => answer.getAttribute('aria-busy')).toBeNull();
+    expect(await answer.textContent()).toContain('Done:');
+    expect(await page.getByRole('button', { name: 'Send' }).isEnabled()).toBe(true);
+  });
 });

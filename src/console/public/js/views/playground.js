@@ -4,6 +4,7 @@ import { errorAlert, jsonBlock, loading, statusBadge } from '../components.js';
 import { formatBytes, isFinal } from '../format.js';
 import { renderMarkdown } from '../markdown.js';
 import { invokeStream } from '../playground-stream.js';
+import { followTask } from '../task-stream.js';
 import { TimelineView } from './timeline-view.js';
 
 /**
@@ -100,6 +101,55 @@ export async function renderPlayground(root, ctx, agentId) {
     }
   }
 
+  /** One turn's events: the trace, the streamed text in the agent's bubble, approval requests, the final task. */
+  function turnOf(answer) {
+    let streamed = '';
+    let iteration = null;
+    let final = null;
+    return {
+      final: () => final,
+      onEvent(ev) {
+        timeline.add(ev);
+        const data = ev.data && typeof ev.data === 'object' ? ev.data : {};
+        if (ev.type.startsWith('task_') && data.id && !taskId) {
+          taskId = data.id;
+          showTaskLink();
+          remember();
+        }
+        if (ev.type.startsWith('task_') && taskId) stop.hidden = false;
+        if (ev.type === 'chunk') {
+          // A new model call (after a tool) starts a new text: show what the model writes now.
+          if (data.iteration !== iteration) streamed = '';
+          iteration = data.iteration;
+          streamed += String(data.text ?? '');
+          setAnswer(answer, { streaming: streamed });
+        }
+        if (ev.type === 'task_updated' && data.status === 'paused' && data.hitl_request) askApproval(answer, data.hitl_request);
+        if (ev.type === 'task_updated' && data.status !== 'paused') answer.querySelector('.approval')?.remove();
+        if (ev.type === 'task_finished' || (ev.type === 'task_updated' && isFinal(data.status))) final = data;
+      },
+    };
+  }
+
+  /** A reopened conversation whose turn is still running (a reload mid-answer): follow it to its end. */
+  async function followRunning(task, delivered) {
+    const id = task.id;
+    running = true;
+    send.disabled = true;
+    const answer = bubble('assistant', null);
+    log.append(answer);
+    empty.hidden = true;
+    const turn = turnOf(answer);
+    stop.hidden = false;
+    if (task.status === 'paused' && task.hitl_request) askApproval(answer, task.hitl_request);
+    await followTask(id, { delivered, signal: ctx.signal, isDone: () => turn.final() !== null, onEvent: turn.onEvent });
+    if (ctx.signal.aborted) return;
+    setAnswer(answer, { task: turn.final() ?? (await untilFinal(id, ctx.signal)) });
+    running = false;
+    send.disabled = false;
+    stop.hidden = true;
+  }
+
   /**
    * A supervised agent waits for a person before a tool that changes something: the request shows in the agent's
    * bubble with Approve and Reject; the stream stays open and the run goes on (or ends) after the decision.
@@ -172,7 +222,9 @@ export async function renderPlayground(root, ctx, agentId) {
       const list = Array.isArray(thread) ? thread : (thread?.items ?? thread?.messages ?? []);
       for (const m of list) if ((m.role === 'user' || m.role === 'assistant') && m.content) log.append(bubble(m.role, m.content));
       empty.hidden = log.children.length > 0;
-      for (const ev of Array.isArray(events) ? events : []) timeline.add(ev);
+      const stored = Array.isArray(events) ? events : [];
+      for (const ev of stored) timeline.add(ev);
+      if (!isFinal(task.status)) void followRunning(task, stored.length).catch(() => {});
     } catch (e) {
       taskId = null;
       if (!ctx.signal.aborted) replaceChildren(formStatus, errorAlert(e));
@@ -194,39 +246,11 @@ export async function renderPlayground(root, ctx, agentId) {
     answer.scrollIntoView({ block: 'nearest' });
     streamState.textContent = 'Live';
     streamState.className = 'stream-state live';
-    let streamed = '';
-    let iteration = null;
-    let final = null;
+    const turn = turnOf(answer);
     try {
-      await invokeStream(agent.id, {
-        text,
-        files: attached,
-        taskId,
-        version: versionSelect.value || null,
-        signal: ctx.signal,
-        onEvent: (ev) => {
-          timeline.add(ev);
-          const data = ev.data && typeof ev.data === 'object' ? ev.data : {};
-          if (ev.type.startsWith('task_') && data.id && !taskId) {
-            taskId = data.id;
-            showTaskLink();
-            remember();
-          }
-          if (ev.type.startsWith('task_') && taskId) stop.hidden = false;
-          if (ev.type === 'chunk') {
-            // A new model call (after a tool) starts a new text: show what the model writes now.
-            if (data.iteration !== iteration) streamed = '';
-            iteration = data.iteration;
-            streamed += String(data.text ?? '');
-            setAnswer(answer, { streaming: streamed });
-          }
-          if (ev.type === 'task_updated' && data.status === 'paused' && data.hitl_request) askApproval(answer, data.hitl_request);
-          if (ev.type === 'task_updated' && data.status !== 'paused') answer.querySelector('.approval')?.remove();
-          if (ev.type === 'task_finished' || (ev.type === 'task_updated' && isFinal(data.status))) final = data;
-        },
-      });
+      await invokeStream(agent.id, { text, files: attached, taskId, version: versionSelect.value || null, signal: ctx.signal, onEvent: turn.onEvent });
       // The stream can end early (a proxy timeout, a dropped connection): the task runs on, so wait for its end.
-      if (!final && taskId) final = await untilFinal(taskId, ctx.signal);
+      const final = turn.final() ?? (taskId ? await untilFinal(taskId, ctx.signal) : null);
       setAnswer(answer, { task: final });
       announce(final?.status === 'completed' ? 'The agent answered' : `The run ended: ${final?.status ?? 'unknown'}`);
       message.value = '';
