@@ -23,12 +23,14 @@ export function launchChromium(): Promise<Browser> {
  * The scripted model answers by markers in the prompt, so tests running side by side do not share a queue:
  *   [gate:NAME]  waits until the test opens the gate, then answers
  *   [hang]       answers after two minutes, or never (a stop aborts the call first)
- *   [tool:NAME]  calls tool NAME once with {text: <prompt>}, then answers with what the tool returned
+ *   [tool:NAME]  calls tool NAME once with {text: <prompt>} (or the arguments set with argsFor), then answers with
+ *                what the tool returned
  *   otherwise    answers at once with a short Markdown text
  */
 export class ScriptedModel {
   private gates = new Map<string, { promise: Promise<void>; open: () => void }>();
   private aliases: [string, string][] = [];
+  private toolArgs = new Map<string, Record<string, unknown>>();
   constructor(readonly server: ScriptedLlmServer) {
     server.handle((req) => this.answer(req));
   }
@@ -49,6 +51,11 @@ export class ScriptedModel {
     this.aliases.push([phrase, markers]);
   }
 
+  /** `[tool:NAME]` calls NAME with these arguments instead of {text: <prompt>} (tools with their own schema). */
+  argsFor(tool: string, args: Record<string, unknown>): void {
+    this.toolArgs.set(tool, args);
+  }
+
   openAll(): void {
     for (const g of this.gates.values()) g.open();
   }
@@ -62,7 +69,7 @@ export class ScriptedModel {
     if (tool) {
       const messages: { role: string; content: unknown }[] = req.body.messages ?? [];
       const result = messages.filter((m) => m.role === 'tool').at(-1);
-      if (!result) return { toolCalls: [{ name: tool[1], arguments: { text: text.replace(/\[[^\]]*\]/g, '').trim() } }], usage: { prompt_tokens: 120, completion_tokens: 12 } };
+      if (!result) return { toolCalls: [{ name: tool[1], arguments: this.toolArgs.get(tool[1]) ?? { text: text.replace(/\[[^\]]*\]/g, '').trim() } }], usage: { prompt_tokens: 120, completion_tokens: 12 } };
       return { text: `## Counted\n\nThe tool answered **${String(result.content)}**.`, usage: { prompt_tokens: 160, completion_tokens: 24 } };
     }
     return { text: `Done: *${text.slice(0, 40)}*` };

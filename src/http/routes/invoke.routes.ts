@@ -1,5 +1,6 @@
 import { callDepthOf } from '../../tasks/call-depth.js';
 import type { FastifyRequest } from 'fastify';
+import { AppError } from '../../errors.js';
 import type { Container } from '../../container.js';
 import { userTokenOf } from '../../auth/pre-auth-token.js';
 import type { Principal } from '../../auth/principal.js';
@@ -7,31 +8,51 @@ import type { TaskSubmission } from '../../tasks/task.types.js';
 import { AgentIdParams, InvokeBody, InvokeQuery } from '../../tasks/tasks.schemas.js';
 import { qs, type Router } from '../router.js';
 import { sendEventStream } from './task-stream.js';
+import { InvokeMultipart, readMultipartInvoke } from './invoke-multipart.js';
 
 const SyncInvokeQuery = InvokeQuery.extend({ asynchronous: qs.bool().default(false) });
 
 /** POST /v1/agents/{id}/invoke (waits), /invoke/async (the pending task), /invoke/stream (SSE of the run's events). */
 export function invokeRoutes(router: Router, c: Container): void {
-  const spec = { body: InvokeBody, query: InvokeQuery, params: AgentIdParams, tags: ['tasks'] };
+  // Optional only because a multipart body (files attached: invoke-multipart.ts) reaches the handler as no body.
+  const spec = { body: InvokeBody.optional(), bodyDocs: { 'multipart/form-data': InvokeMultipart }, query: InvokeQuery, params: AgentIdParams, tags: ['tasks'] };
 
-  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result (asynchronous=true: the pending task)', ...spec, query: SyncInvokeQuery }, async ({ principal, body, query, params, request, reply }) => {
+  /** The JSON body, or the multipart form with its files stored; `discard` undoes the files of a refused call. */
+  const bodyOf = async (request: FastifyRequest, principal: Principal, json: InvokeBody | undefined): Promise<{ body: InvokeBody; discard: () => Promise<void> }> => {
+    if (request.isMultipart()) return readMultipartInvoke(request, c, principal.organizationId);
+    if (!json) throw AppError.validation([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+    return { body: json, discard: async () => {} };
+  };
+  const refusedWith = async <T>(discard: () => Promise<void>, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (e) {
+      await discard().catch(() => {});
+      throw e;
+    }
+  };
+
+  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result (asynchronous=true: the pending task)', ...spec, query: SyncInvokeQuery }, async ({ principal, body: json, query, params, request, reply }) => {
+    const { body, discard } = await bodyOf(request, principal, json);
     // xpander's clients ask the plain invoke route for an asynchronous run with ?asynchronous=true (issue 25).
-    if (query.asynchronous) return c.tasks.submit(submission(principal, params.agent_id, body, query.version, request));
-    const task = await c.tasks.submit({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true });
+    if (query.asynchronous) return refusedWith(discard, () => c.tasks.submit(submission(principal, params.agent_id, body, query.version, request)));
+    const task = await refusedWith(discard, () => c.tasks.submit({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true }));
     // A caller that hung up stops the wait (not the task, which is committed and runs on).
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
     return c.tasks.waitForFinal(principal.organizationId, task.id, { timeoutMs: c.config.syncTimeoutMs, signal: gone.signal, submitted: task });
   });
 
-  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, ({ principal, body, query, params, request }) =>
-    c.tasks.submit(submission(principal, params.agent_id, body, query.version, request)),
-  );
+  router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, async ({ principal, body: json, query, params, request }) => {
+    const { body, discard } = await bodyOf(request, principal, json);
+    return refusedWith(discard, () => c.tasks.submit(submission(principal, params.agent_id, body, query.version, request)));
+  });
 
   router.route(
     { method: 'POST', url: '/v1/agents/:agent_id/invoke/stream', summary: 'Invoke an agent; streams the run as Server-Sent Events', ...spec },
-    async ({ principal, body, query, params, request, reply }) => {
-      const { task, cursor } = await c.tasks.enqueue({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true });
+    async ({ principal, body: json, query, params, request, reply }) => {
+      const { body, discard } = await bodyOf(request, principal, json);
+      const { task, cursor } = await refusedWith(discard, () => c.tasks.enqueue({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true }));
       return sendEventStream(request, reply, (signal) => c.tasks.follow(principal.organizationId, task.id, cursor, signal));
     },
   );

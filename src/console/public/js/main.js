@@ -5,6 +5,8 @@ import { renderAgents } from './views/agents.js';
 import { renderAgent } from './views/agent.js';
 import { renderTasks } from './views/tasks.js';
 import { renderTask } from './views/task.js';
+import { renderAgentEditor } from './views/agent-editor.js';
+import { renderPlayground } from './views/playground.js';
 
 /**
  * A hash router: every page has an address (#/tasks/<id>) that survives reloads and can be shared, and the
@@ -14,7 +16,10 @@ import { renderTask } from './views/task.js';
 const routes = [
   { pattern: /^\/signin$/, view: renderSignIn, nav: null, public: true },
   { pattern: /^\/agents$/, view: renderAgents, nav: 'agents' },
+  { pattern: /^\/agents\/new$/, view: (root, ctx) => renderAgentEditor(root, ctx), nav: 'agents' },
   { pattern: /^\/agents\/([^/]+)$/, view: renderAgent, nav: 'agents' },
+  { pattern: /^\/agents\/([^/]+)\/edit$/, view: renderAgentEditor, nav: 'agents' },
+  { pattern: /^\/agents\/([^/]+)\/playground$/, view: renderPlayground, nav: 'agents' },
   { pattern: /^\/tasks$/, view: renderTasks, nav: 'tasks' },
   { pattern: /^\/tasks\/([^/]+)$/, view: renderTask, nav: 'tasks' },
 ];

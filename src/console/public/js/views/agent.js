@@ -5,6 +5,7 @@ import { renderWebhookChannel } from './webhook-channel.js';
 import { taskTable, taskTableState } from './task-table.js';
 import { schedulesPanel } from './schedules-panel.js';
 import { renderMemories } from './memories.js';
+import { draftPanel } from './agent-draft.js';
 
 const TASKS_POLL_MS = 3000;
 
@@ -32,15 +33,23 @@ export async function renderAgent(root, ctx, agentId) {
   );
 
   const schedules = schedulesPanel(ctx, agent);
+  const draft = draftPanel(ctx, agent);
   replaceChildren(root, 
     h(
       'div',
       { class: 'page-head' },
       h('h1', {}, h('span', { class: 'icon', 'aria-hidden': 'true' }, agent.icon ?? ''), ' ', agent.name),
       h('div', { class: 'head-badges' }, statusBadge(agent.status), agent.has_pending_changes ? h('span', { class: 'badge pending-changes' }, 'Draft pending') : null),
+      h(
+        'div',
+        { class: 'actions' },
+        h('a', { href: `#${path`/agents/${agent.id}/playground`}`, class: 'button primary' }, 'Open playground'),
+        h('a', { href: `#${path`/agents/${agent.id}/edit`}`, class: 'button secondary' }, 'Edit'),
+      ),
     ),
     agent.description ? h('p', { class: 'lead' }, agent.description) : null,
     h('div', { class: 'grid-2' }, configuration(agent), webhook),
+    draft.section,
     tasks,
     schedules.section,
     versions,
@@ -51,6 +60,7 @@ export async function renderAgent(root, ctx, agentId) {
     renderWebhookChannel(webhook, ctx, agent),
     renderVersions(versions, ctx, agent, 1),
     renderMemories(memories, ctx, agent),
+    draft.load(),
     refreshTasks(),
     schedules.refresh().catch(() => {}),
   ]);

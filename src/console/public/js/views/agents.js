@@ -7,7 +7,7 @@ export async function renderAgents(root, ctx) {
   ctx.setTitle('Agents');
   const page = Math.max(1, Number(ctx.params.get('page')) || 1);
   const body = h('section', { class: 'panel', 'aria-label': 'Agent list' }, loading('Loading agents…'));
-  root.append(h('div', { class: 'page-head' }, h('h1', {}, 'Agents')), body);
+  root.append(h('div', { class: 'page-head' }, h('h1', {}, 'Agents'), h('div', { class: 'actions' }, h('a', { href: '#/agents/new', class: 'button primary' }, 'New agent'))), body);
   let data;
   try {
     data = await api('GET', `/v1/agents${query({ page, per_page: 20 })}`, { signal: ctx.signal });
@@ -19,7 +19,7 @@ export async function renderAgents(root, ctx) {
   replaceChildren(body, 
     dataTable({
       caption: 'Agents',
-      empty: 'No agents yet. Create one with POST /v1/agents.',
+      empty: 'No agents yet. Create one with “New agent” or POST /v1/agents.',
       columns: [
         { label: 'Name', cell: (a) => h('a', { href: `#${path`/agents/${a.id}`}` }, h('span', { 'aria-hidden': 'true', class: 'icon' }, a.icon ?? ''), ' ', a.name) },
         { label: 'Status', cell: (a) => statusBadge(a.status) },

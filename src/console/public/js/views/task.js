@@ -39,7 +39,15 @@ export async function renderTask(root, ctx, taskId) {
   );
 
   replaceChildren(root, 
-    h('div', { class: 'page-head' }, h('h1', {}, 'Task ', h('span', { class: 'mono' }, taskId)), headBadges, stopSlot),
+    h(
+      'div',
+      { class: 'page-head' },
+      h('h1', {}, 'Task ', h('span', { class: 'mono' }, taskId)),
+      headBadges,
+      stopSlot,
+      // The conversation goes on in the agent's playground (a follow-up continues this task); not for a deleted agent.
+      agentName !== null ? h('a', { href: `#${path`/agents/${task.agent_id}/playground`}?task=${encodeURIComponent(taskId)}`, class: 'button secondary' }, 'Continue in playground') : null,
+    ),
     hitl,
     h('div', { class: 'grid-2' }, summary, input),
     result,
