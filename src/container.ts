@@ -31,6 +31,7 @@ import { ActionToolProvider } from './runtime/tools/action.tools.js';
 import type { TaskRunner } from './runtime/task-runner.js';
 import { createTasksModule } from './tasks/tasks.module.js';
 import type { TasksService } from './tasks/tasks.service.js';
+import type { TaskActivityService } from './tasks/task-activity.service.js';
 import type { TaskWorker } from './tasks/task.worker.js';
 import { DEFAULT_ARCHIVE_LIMITS } from './files/archive.js';
 import { createBlobStore } from './files/blob-store.js';
@@ -136,6 +137,8 @@ export interface Container {
   // tasks (issue 3): submission, queries, stop, approvals; the worker (also in `background`)
   tasks: TasksService;
   taskWorker: TaskWorker;
+  /** Tasks and failures per day of an agent (the console's activity chart). */
+  taskActivity: TaskActivityService;
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
   knowledge: KnowledgeService;
   knowledgeIndexer: KnowledgeIndexer;
@@ -389,6 +392,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     mcpClients,
     skills,
     tasks,
+    taskActivity: tasksModule.activity,
     taskWorker: tasksModule.worker,
     knowledge,
     knowledgeIndexer,

@@ -73,5 +73,7 @@ export const TaskListQuery = PageQuery.extend({
   source: z.enum(TASK_SOURCES).optional(),
   from_date: dateBound(false).optional(),
   to_date: dateBound(true).optional(),
+  /** Text search over input, title and result (src/tasks/task-text-search.ts). */
+  q: z.string().trim().min(1).max(200).optional(),
 });
 export const AgentTaskListQuery = TaskListQuery.omit({ agent_id: true });
