@@ -48,6 +48,7 @@ import { SandboxPool } from './custom-functions/sandbox.js';
 import { SchemaChecker } from './lib/schema-checker.js';
 import { DocumentLoader } from './connectors/openapi/document-loader.js';
 import { McpClientPool } from './mcp/mcp-client-pool.js';
+import { McpToolsCatalog } from './mcp/mcp-tools-catalog.js';
 import { McpServersRepository } from './mcp/mcp-servers.repository.js';
 import { McpServersService } from './mcp/mcp-servers.service.js';
 import { McpUserTokensRepository } from './mcp/mcp-user-tokens.repository.js';
@@ -133,6 +134,8 @@ export interface Container {
   mcpUserTokens: McpUserTokensService;
   /** Live MCP sessions and their cached tool lists. */
   mcpClients: McpClientPool;
+  /** A registered server's tools, for the console. */
+  mcpTools: McpToolsCatalog;
   skills: SkillsService;
   // tasks (issue 3): submission, queries, stop, approvals; the worker (also in `background`)
   tasks: TasksService;
@@ -298,6 +301,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const mcpUserTokens = new McpUserTokensService(new McpUserTokensRepository(db), mcpServersRepo, secretBox, clock);
   const mcpClients = new McpClientPool({ fetch: safeFetch, clock });
   background.push({ start: async () => {}, stop: () => mcpClients.close() });
+  const mcpTools = new McpToolsCatalog(mcpServers, mcpClients);
   const skills = new SkillsService(new SkillsRepository(db), clock);
   toolResolvers.custom_function = new CustomFunctionToolResolver(customFunctions);
   toolResolvers.mcp = new McpToolResolver(mcpServers, secretBox);
@@ -390,6 +394,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     mcpServers,
     mcpUserTokens,
     mcpClients,
+    mcpTools,
     skills,
     tasks,
     taskActivity: tasksModule.activity,
