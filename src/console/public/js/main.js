@@ -5,6 +5,7 @@ import { renderAgents } from './views/agents.js';
 import { renderAgent } from './views/agent.js';
 import { renderTasks } from './views/tasks.js';
 import { renderTask } from './views/task.js';
+import { workspaceRoutes } from './views/workspace-routes.js';
 
 /**
  * A hash router: every page has an address (#/tasks/<id>) that survives reloads and can be shared, and the
@@ -17,6 +18,7 @@ const routes = [
   { pattern: /^\/agents\/([^/]+)$/, view: renderAgent, nav: 'agents' },
   { pattern: /^\/tasks$/, view: renderTasks, nav: 'tasks' },
   { pattern: /^\/tasks\/([^/]+)$/, view: renderTask, nav: 'tasks' },
+  ...workspaceRoutes,
 ];
 
 const main = document.getElementById('main');

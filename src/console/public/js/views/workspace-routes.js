@@ -1,0 +1,12 @@
+import { renderConnector, renderConnectors } from './connectors.js';
+import { renderOperation } from './connector-operation.js';
+
+/**
+ * The workspace pages' routes, kept here so main.js only spreads them into its table. `nav` names the header link
+ * that is marked current.
+ */
+export const workspaceRoutes = [
+  { pattern: /^\/connectors$/, view: renderConnectors, nav: 'connectors' },
+  { pattern: /^\/connectors\/([^/]+)$/, view: renderConnector, nav: 'connectors' },
+  { pattern: /^\/connectors\/([^/]+)\/operations\/([^/]+)$/, view: renderOperation, nav: 'connectors' },
+];
