@@ -5,6 +5,7 @@ import { renderWebhookChannel } from './webhook-channel.js';
 import { taskTable, taskTableState } from './task-table.js';
 import { schedulesPanel } from './schedules-panel.js';
 import { renderMemories } from './memories.js';
+import { kbLinks } from './kb-links.js';
 
 const TASKS_POLL_MS = 3000;
 
@@ -40,7 +41,7 @@ export async function renderAgent(root, ctx, agentId) {
       h('div', { class: 'head-badges' }, statusBadge(agent.status), agent.has_pending_changes ? h('span', { class: 'badge pending-changes' }, 'Draft pending') : null),
     ),
     agent.description ? h('p', { class: 'lead' }, agent.description) : null,
-    h('div', { class: 'grid-2' }, configuration(agent), webhook),
+    h('div', { class: 'grid-2' }, configuration(agent, ctx.signal), webhook),
     tasks,
     schedules.section,
     versions,
@@ -68,7 +69,7 @@ export async function renderAgent(root, ctx, agentId) {
   }
 }
 
-function configuration(agent) {
+function configuration(agent, signal) {
   const instructions = agent.instructions ?? {};
   const list = (items) => (Array.isArray(items) && items.length ? h('ul', { class: 'plain' }, items.map((x) => h('li', {}, String(x)))) : null);
   const tools = Array.isArray(agent.graph) ? agent.graph : [];
@@ -105,7 +106,7 @@ function configuration(agent) {
       [
         'Knowledge bases',
         Array.isArray(agent.knowledge_bases) && agent.knowledge_bases.length
-          ? h('ul', { class: 'plain' }, agent.knowledge_bases.map((k) => h('li', {}, `${k.name ?? k.id} (${k.strategy})`)))
+          ? kbLinks(agent.knowledge_bases, signal)
           : null,
       ],
     ]),

@@ -1,5 +1,7 @@
 import { renderConnector, renderConnectors } from './connectors.js';
 import { renderOperation } from './connector-operation.js';
+import { renderKnowledgeBases } from './knowledge.js';
+import { renderKnowledgeBase } from './knowledge-base.js';
 
 /**
  * The workspace pages' routes, kept here so main.js only spreads them into its table. `nav` names the header link
@@ -9,4 +11,6 @@ export const workspaceRoutes = [
   { pattern: /^\/connectors$/, view: renderConnectors, nav: 'connectors' },
   { pattern: /^\/connectors\/([^/]+)$/, view: renderConnector, nav: 'connectors' },
   { pattern: /^\/connectors\/([^/]+)\/operations\/([^/]+)$/, view: renderOperation, nav: 'connectors' },
+  { pattern: /^\/knowledge$/, view: renderKnowledgeBases, nav: 'knowledge' },
+  { pattern: /^\/knowledge\/([^/]+)$/, view: renderKnowledgeBase, nav: 'knowledge' },
 ];
