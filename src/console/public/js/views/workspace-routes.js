@@ -1,6 +1,7 @@
 import { renderConnector, renderConnectors } from './connectors.js';
 import { renderOperation } from './connector-operation.js';
 import { renderKnowledgeBases } from './knowledge.js';
+import { renderSecrets } from './secrets.js';
 import { renderKnowledgeBase } from './knowledge-base.js';
 
 /**
@@ -13,4 +14,5 @@ export const workspaceRoutes = [
   { pattern: /^\/connectors\/([^/]+)\/operations\/([^/]+)$/, view: renderOperation, nav: 'connectors' },
   { pattern: /^\/knowledge$/, view: renderKnowledgeBases, nav: 'knowledge' },
   { pattern: /^\/knowledge\/([^/]+)$/, view: renderKnowledgeBase, nav: 'knowledge' },
+  { pattern: /^\/secrets$/, view: renderSecrets, nav: 'secrets' },
 ];

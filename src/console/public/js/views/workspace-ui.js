@@ -64,7 +64,7 @@ export function showErrors(form, status, err) {
   for (const issue of err.detail) {
     // `data-field` is the dotted path under the body ("security.token"); the longest path with a control wins, so
     // a problem inside a nested object lands on its own field, else on the field holding the object.
-    const names = (issue.loc ?? []).slice(issue.loc?.[0] === 'body' || issue.loc?.[0] === 'query' ? 1 : 0).map(String);
+    const names = (issue.loc ?? []).slice(['body', 'query', 'path'].includes(issue.loc?.[0]) ? 1 : 0).map(String);
     const paths = names.map((_, i) => names.slice(0, names.length - i).join('.'));
     // Several sources may feed one API field (file or pasted text): the visible control takes the message.
     const control = paths.flatMap((n) => [...form.querySelectorAll(`[data-field="${CSS.escape(n)}"]`)]).find((c) => !c.closest('[hidden]'));
