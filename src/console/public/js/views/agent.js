@@ -6,6 +6,7 @@ import { taskTable, taskTableState } from './task-table.js';
 import { schedulesPanel } from './schedules-panel.js';
 import { renderMemories } from './memories.js';
 import { kbLinks } from './kb-links.js';
+import { activityPanel } from './activity-chart.js';
 
 const TASKS_POLL_MS = 3000;
 
@@ -33,6 +34,7 @@ export async function renderAgent(root, ctx, agentId) {
   );
 
   const schedules = schedulesPanel(ctx, agent);
+  const activity = activityPanel(ctx, agent.id, { title: 'Activity' });
   replaceChildren(root, 
     h(
       'div',
@@ -43,6 +45,7 @@ export async function renderAgent(root, ctx, agentId) {
     agent.description ? h('p', { class: 'lead' }, agent.description) : null,
     h('div', { class: 'grid-2' }, configuration(agent, ctx.signal), webhook),
     tasks,
+    activity.section,
     schedules.section,
     versions,
     memories,
@@ -53,6 +56,7 @@ export async function renderAgent(root, ctx, agentId) {
     renderVersions(versions, ctx, agent, 1),
     renderMemories(memories, ctx, agent),
     refreshTasks(),
+    activity.refresh(),
     schedules.refresh().catch(() => {}),
   ]);
   poll(refreshTasks, TASKS_POLL_MS, ctx.signal);
