@@ -2,6 +2,10 @@ import { renderConnector, renderConnectors } from './connectors.js';
 import { renderOperation } from './connector-operation.js';
 import { renderKnowledgeBases } from './knowledge.js';
 import { renderSecrets } from './secrets.js';
+import { renderFunctions } from './functions.js';
+import { renderFunction } from './function.js';
+import { renderMcpServer, renderMcpServers } from './mcp-servers.js';
+import { renderSkills } from './skills.js';
 import { renderKnowledgeBase } from './knowledge-base.js';
 
 /**
@@ -15,4 +19,9 @@ export const workspaceRoutes = [
   { pattern: /^\/knowledge$/, view: renderKnowledgeBases, nav: 'knowledge' },
   { pattern: /^\/knowledge\/([^/]+)$/, view: renderKnowledgeBase, nav: 'knowledge' },
   { pattern: /^\/secrets$/, view: renderSecrets, nav: 'secrets' },
+  { pattern: /^\/functions$/, view: renderFunctions, nav: 'functions' },
+  { pattern: /^\/functions\/([^/]+)$/, view: renderFunction, nav: 'functions' },
+  { pattern: /^\/mcp$/, view: renderMcpServers, nav: 'mcp' },
+  { pattern: /^\/mcp\/([^/]+)$/, view: renderMcpServer, nav: 'mcp' },
+  { pattern: /^\/skills$/, view: renderSkills, nav: 'skills' },
 ];
