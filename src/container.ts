@@ -47,6 +47,7 @@ import { CustomFunctionsService } from './custom-functions/custom-functions.serv
 import { SandboxPool } from './custom-functions/sandbox.js';
 import { SchemaChecker } from './lib/schema-checker.js';
 import { DocumentLoader } from './connectors/openapi/document-loader.js';
+import { OpenApiDocumentFetcher } from './connectors/openapi/document-fetcher.js';
 import { McpClientPool } from './mcp/mcp-client-pool.js';
 import { McpToolsCatalog } from './mcp/mcp-tools-catalog.js';
 import { McpServersRepository } from './mcp/mcp-servers.repository.js';
@@ -223,7 +224,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const documentLoader = new DocumentLoader();
   background.push({ start: async () => {}, stop: () => documentLoader.close() });
   const operationSchemas = new OperationSchemas(connectorsRepo, { nodeBudget: config.schemaNodeBudget, schemaChecker });
-  const connectors = new ConnectorsService(connectorsRepo, operationSchemas, documentLoader, secretBox, clock);
+  const openApiFetcher = new OpenApiDocumentFetcher(safeFetch, { maxBytes: config.files.maxFileBytes, timeoutMs: 30_000 });
+  const connectors = new ConnectorsService(connectorsRepo, operationSchemas, documentLoader, secretBox, clock, openApiFetcher);
   const connectorInvoker = new OperationInvoker(connectors, safeFetch, new OAuthTokenCache(clock), clock);
   toolResolvers.action = new ActionToolResolver(connectors);
   const actionTools = new ActionToolProvider({

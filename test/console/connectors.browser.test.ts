@@ -3,37 +3,7 @@ import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
 import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
-
-/** A small document with a $ref, so the page shows the schema resolved. */
-export const PETSTORE = {
-  openapi: '3.0.3',
-  info: { title: 'Pet store', version: '1.2.0' },
-  servers: [{ url: 'https://pets.example.com/v1' }],
-  paths: {
-    '/pets/{petId}': {
-      get: {
-        operationId: 'getPet',
-        summary: 'Read one pet',
-        tags: ['pets'],
-        parameters: [
-          { name: 'petId', in: 'path', required: true, schema: { type: 'integer' }, description: 'The pet number' },
-          { name: 'verbose', in: 'query', schema: { type: 'boolean' } },
-        ],
-        responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } } } },
-      },
-    },
-    '/pets': {
-      post: {
-        operationId: 'createPet',
-        summary: 'Add a pet',
-        tags: ['pets'],
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } } },
-        responses: { '201': { description: 'created' } },
-      },
-    },
-  },
-  components: { schemas: { Pet: { type: 'object', required: ['name'], properties: { name: { type: 'string', description: 'What the pet answers to' }, species: { type: 'string', enum: ['cat', 'dog'] } } } } },
-};
+import { PETSTORE } from './petstore.fixture.js';
 
 /** Connectors in a real browser: import a document (file), read an operation's schema, connect, try it. */
 describe.each(TEST_DBS)('console connectors (%s)', (kind) => {
@@ -117,5 +87,22 @@ describe.each(TEST_DBS)('console connectors (%s)', (kind) => {
     expect(await result.textContent()).toContain('"key_seen": true');
     expect(upstream.received('GET', '/pets/7')).toHaveLength(1);
     expect(await page.content()).not.toContain('pet-key-123');
+  });
+
+  it('imports a document from a URL the server fetches; a refused URL shows on its field', { timeout: 60_000 }, async () => {
+    upstream.on('GET', '/openapi.json', () => ({ json: PETSTORE }));
+    page ??= await w.signedInPage();
+    await page.goto(`${w.apiUrl}/#/connectors`);
+    const form = page.getByRole('form', { name: 'Import an OpenAPI document' });
+    await form.getByLabel('Name', { exact: true }).fill('Pets from URL');
+    await form.getByLabel('Source').selectOption('url');
+    await form.getByLabel('Document URL').fill(`${upstream.url}/missing.json`);
+    await form.getByRole('button', { name: 'Import' }).click();
+    await expect.poll(() => form.getByLabel('Document URL').getAttribute('aria-invalid')).toBe('true');
+    expect(await form.locator('#imp-url-error').textContent()).toContain('HTTP 404');
+    await form.getByLabel('Document URL').fill(`${upstream.url}/openapi.json`);
+    await form.getByRole('button', { name: 'Import' }).click();
+    await page.getByRole('heading', { name: 'Pets from URL', level: 1 }).waitFor();
+    await page.getByRole('table', { name: 'Operations' }).getByRole('row').filter({ hasText: 'createPet' }).waitFor();
   });
 });

@@ -41,7 +41,7 @@ function importForm(ctx) {
   const url = input({ type: 'url', placeholder: 'https://example.com/openapi.json' });
   const text = textarea({ rows: 8, placeholder: '{"openapi": "3.0.3", ...}' });
   const fileField = field({ id: 'imp-file', label: 'Document file', control: file, name: 'openapi' });
-  const urlField = field({ id: 'imp-url', label: 'Document URL', control: url, name: 'openapi_url', hint: 'Fetched by the server under its egress policy.' });
+  const urlField = field({ id: 'imp-url', label: 'Document URL', control: url, name: 'url', hint: 'Fetched by the server under its egress policy.' });
   const textField = field({ id: 'imp-text', label: 'Document (JSON or YAML)', control: text, name: 'openapi' });
   const show = () => {
     fileField.hidden = source.value !== 'file';
@@ -71,9 +71,8 @@ function importForm(ctx) {
         return upload('/v1/connectors', fd, { signal: ctx.signal });
       }
       const body = { name: name.value, ...(description.value && { description: description.value }) };
-      if (source.value === 'url') body.openapi_url = url.value;
-      else body.openapi = text.value;
-      return api('POST', '/v1/connectors', { body, signal: ctx.signal });
+      if (source.value === 'url') return api('POST', '/v1/connectors/import_url', { body: { ...body, url: url.value }, signal: ctx.signal });
+      return api('POST', '/v1/connectors', { body: { ...body, openapi: text.value }, signal: ctx.signal });
     },
     onDone: (c) => ctx.navigate(`#${path`/connectors/${c.id}`}`),
   });
