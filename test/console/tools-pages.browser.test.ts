@@ -89,4 +89,15 @@ describe.each(TEST_DBS)('console tool pages (%s)', (kind) => {
     await page.locator('#confirm-ok').click();
     await eventually(() => row.count()).toBe(0);
   });
+
+  it('lists every schedule of the organization with its agent and next run', { timeout: 60_000 }, async () => {
+    const agent = await w.createAgent({ name: 'Digest writer' });
+    const s = await w.api('POST', `/v1/agents/${agent.id}/schedules`, { name: 'Weekly digest', interval_seconds: 7 * 86400, invocation: { input: { text: 'Write the digest' } } });
+    expect(s.status).toBe(201);
+    await page.getByRole('link', { name: 'Schedules' }).click();
+    const row = page.getByRole('table', { name: 'Schedules' }).getByRole('row').filter({ hasText: 'Weekly digest' });
+    await row.waitFor();
+    expect(await row.getByRole('link', { name: 'Digest writer' }).count()).toBe(1);
+    expect(await row.locator('time').first().getAttribute('datetime')).toBe(s.body.next_run_at);
+  });
 });

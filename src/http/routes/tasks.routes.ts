@@ -4,7 +4,7 @@ import type { TaskFilter } from '../../tasks/tasks.repository.js';
 import { z } from 'zod';
 import { pageOf, qs, type Router } from '../router.js';
 
-const ActivityQuery = z.object({ days: qs.int(1, 90, 14) });
+const ActivityQuery = z.object({ days: qs.int(1, 90, 14).describe('Days to count, ending today (UTC); 1 to 90, default 14.') });
 import { lastEventId, sendEventStream, wantsEventStream } from './task-stream.js';
 
 /** Tasks: list, read, stop, delete, thread, execution trace (JSON or SSE), supervised approvals. */

@@ -6,6 +6,7 @@ import { renderFunctions } from './functions.js';
 import { renderFunction } from './function.js';
 import { renderMcpServer, renderMcpServers } from './mcp-servers.js';
 import { renderSkills } from './skills.js';
+import { renderSchedules } from './schedules.js';
 import { renderKnowledgeBase } from './knowledge-base.js';
 
 /**
@@ -24,4 +25,5 @@ export const workspaceRoutes = [
   { pattern: /^\/mcp$/, view: renderMcpServers, nav: 'mcp' },
   { pattern: /^\/mcp\/([^/]+)$/, view: renderMcpServer, nav: 'mcp' },
   { pattern: /^\/skills$/, view: renderSkills, nav: 'skills' },
+  { pattern: /^\/schedules$/, view: renderSchedules, nav: 'schedules' },
 ];
