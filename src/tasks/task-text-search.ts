@@ -20,15 +20,21 @@ export function likePattern(text: string): string {
 }
 
 /**
- * Narrows `q` (already filtered by organization and the other filters) to the tasks among the newest
- * SEARCH_WINDOW of `window` (the same filters) whose text contains `text`.
+ * Where the window starts: the creation time of the SEARCH_WINDOW-th newest task passing the other filters, read
+ * from the (organization_id[, agent_id], created_at) index without touching the text; undefined when there are
+ * fewer. A range on created_at then bounds the scan (an `id IN (newest ...)` form let the planners walk the whole
+ * index instead, testing the text on every row of the organization).
  */
-export function whereTextMatches(q: TasksQuery, window: TasksQuery, text: string): TasksQuery {
+export async function windowStart(filtered: TasksQuery): Promise<number | undefined> {
+  const row = await filtered.select('created_at').orderBy('created_at', 'desc').offset(SEARCH_WINDOW - 1).limit(1).executeTakeFirst();
+  return row ? Number(row.created_at) : undefined;
+}
+
+/** Narrows `q` (already filtered) to tasks created from `since` on whose input, title or result contains `text`. */
+export function whereTextMatches(q: TasksQuery, text: string, since: number | undefined): TasksQuery {
   const pattern = likePattern(text);
   // LOWER(..) LIKE works the same on both dialects (PostgreSQL LIKE is case-sensitive, SQLite's only for ASCII).
   const matches = (col: 'input_text' | 'title' | 'result') => sql<boolean>`lower(coalesce(${sql.ref(col)}, '')) like ${pattern} escape '\\'`;
-  const newest = window.select('id').orderBy('created_at', 'desc').limit(SEARCH_WINDOW);
-  return q
-    .where('id', 'in', newest as unknown as SelectQueryBuilder<Database, 'tasks', { id: string }>)
-    .where((eb: ExpressionBuilder<Database, 'tasks'>) => eb.or([matches('input_text'), matches('title'), matches('result')]));
+  const bounded = since === undefined ? q : q.where('created_at', '>=', since);
+  return bounded.where((eb: ExpressionBuilder<Database, 'tasks'>) => eb.or([matches('input_text'), matches('title'), matches('result')]));
 }
