@@ -80,7 +80,8 @@ export async function renderOperation(root, ctx, connectorId, operationId) {
 /** Each part's fields with type and whether required: the schema a reader needs before the JSON. */
 function inputSummary(input) {
   const props = input?.properties ?? {};
-  const parts = PARTS.filter(([k]) => props[k]);
+  // A part with no fields that the operation does not require (a GET's empty body) says nothing: left out.
+  const parts = PARTS.filter(([k]) => props[k] && (props[k].properties || (input.required ?? []).includes(k)));
   if (!parts.length) return h('p', { class: 'muted' }, 'This operation takes no input.');
   return parts.map(([k, label]) => {
     const part = props[k];
