@@ -81,6 +81,12 @@ describe.each(TEST_DBS)('console task search and activity (%s)', (kind) => {
       await phone.waitForTimeout(300);
       expect(await phone.evaluate(() => document.documentElement.scrollWidth), hash).toBeLessThanOrEqual(375);
     }
+    // Between phone and desktop too: the header's links take their own row instead of pushing the page wider.
+    await phone.setViewportSize({ width: 900, height: 740 });
+    await phone.goto(`${w.apiUrl}/#/connectors`);
+    await phone.locator('h1').first().waitFor();
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(900);
+    await phone.setViewportSize({ width: 375, height: 740 });
     await phone.goto(`${w.apiUrl}/#/tasks?live=0`);
     const cell = phone.locator('#task-results td[data-label="Status"]').first();
     await cell.waitFor();
