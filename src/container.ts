@@ -31,6 +31,7 @@ import { ActionToolProvider } from './runtime/tools/action.tools.js';
 import type { TaskRunner } from './runtime/task-runner.js';
 import { createTasksModule } from './tasks/tasks.module.js';
 import type { TasksService } from './tasks/tasks.service.js';
+import type { TaskActivityService } from './tasks/task-activity.service.js';
 import type { TaskWorker } from './tasks/task.worker.js';
 import { DEFAULT_ARCHIVE_LIMITS } from './files/archive.js';
 import { createBlobStore } from './files/blob-store.js';
@@ -46,7 +47,9 @@ import { CustomFunctionsService } from './custom-functions/custom-functions.serv
 import { SandboxPool } from './custom-functions/sandbox.js';
 import { SchemaChecker } from './lib/schema-checker.js';
 import { DocumentLoader } from './connectors/openapi/document-loader.js';
+import { OpenApiDocumentFetcher } from './connectors/openapi/document-fetcher.js';
 import { McpClientPool } from './mcp/mcp-client-pool.js';
+import { McpToolsCatalog } from './mcp/mcp-tools-catalog.js';
 import { McpServersRepository } from './mcp/mcp-servers.repository.js';
 import { McpServersService } from './mcp/mcp-servers.service.js';
 import { McpUserTokensRepository } from './mcp/mcp-user-tokens.repository.js';
@@ -131,10 +134,14 @@ export interface Container {
   mcpUserTokens: McpUserTokensService;
   /** Live MCP sessions and their cached tool lists. */
   mcpClients: McpClientPool;
+  /** A registered server's tools, for the console. */
+  mcpTools: McpToolsCatalog;
   skills: SkillsService;
   // tasks (issue 3): submission, queries, stop, approvals; the worker (also in `background`)
   tasks: TasksService;
   taskWorker: TaskWorker;
+  /** Tasks and failures per day of an agent (the console's activity chart). */
+  taskActivity: TaskActivityService;
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
   knowledge: KnowledgeService;
   knowledgeIndexer: KnowledgeIndexer;
@@ -218,7 +225,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const documentLoader = new DocumentLoader();
   background.push({ start: async () => {}, stop: () => documentLoader.close() });
   const operationSchemas = new OperationSchemas(connectorsRepo, { nodeBudget: config.schemaNodeBudget, schemaChecker });
-  const connectors = new ConnectorsService(connectorsRepo, operationSchemas, documentLoader, secretBox, clock);
+  const openApiFetcher = new OpenApiDocumentFetcher(safeFetch, { maxBytes: config.files.maxFileBytes, timeoutMs: 30_000 });
+  const connectors = new ConnectorsService(connectorsRepo, operationSchemas, documentLoader, secretBox, clock, openApiFetcher);
   const connectorInvoker = new OperationInvoker(connectors, safeFetch, new OAuthTokenCache(clock), clock);
   toolResolvers.action = new ActionToolResolver(connectors);
   const actionTools = new ActionToolProvider({
@@ -297,6 +305,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const mcpUserTokens = new McpUserTokensService(new McpUserTokensRepository(db), mcpServersRepo, secretBox, clock);
   const mcpClients = new McpClientPool({ fetch: safeFetch, clock });
   background.push({ start: async () => {}, stop: () => mcpClients.close() });
+  const mcpTools = new McpToolsCatalog(mcpServers, mcpClients);
   const skills = new SkillsService(new SkillsRepository(db), clock);
   toolResolvers.custom_function = new CustomFunctionToolResolver(customFunctions);
   toolResolvers.mcp = new McpToolResolver(mcpServers, secretBox);
@@ -391,8 +400,10 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     mcpServers,
     mcpUserTokens,
     mcpClients,
+    mcpTools,
     skills,
     tasks,
+    taskActivity: tasksModule.activity,
     taskWorker: tasksModule.worker,
     knowledge,
     knowledgeIndexer,

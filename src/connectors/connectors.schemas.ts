@@ -13,6 +13,19 @@ export const ImportConnectorBody = z
   .strict();
 export type ImportConnectorBody = z.infer<typeof ImportConnectorBody>;
 
+/** `POST /v1/connectors/import_url`: the document is fetched by the server (egress policy, size cap, deadline). */
+export const ImportConnectorUrlBody = z
+  .object({
+    name: z.string().min(1).max(200),
+    description: z.string().max(10_000).nullish(),
+    url: z
+      .string()
+      .max(4096)
+      .refine((u) => URL.canParse(u) && /^https?:$/i.test(new URL(u).protocol), 'Input should be a valid http or https URL'),
+  })
+  .strict();
+export type ImportConnectorUrlBody = z.infer<typeof ImportConnectorUrlBody>;
+
 /** What fetch can send as a header (RFC 9110 token; a value without CR, LF, NUL or characters outside Latin-1). */
 const HeaderName = z.string().regex(HEADER_NAME, 'Invalid header name');
 const HeaderValue = z.string().regex(HEADER_VALUE, 'Invalid header value: control characters or characters outside Latin-1');

@@ -4,12 +4,13 @@ import { isoTime } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import { REDACTED, type SecretBox } from '../lib/secret-box.js';
 import type { ConnectionRecord, ConnectorRecord, ConnectorsRepository } from './connectors.repository.js';
-import type { ConnectBody, ImportConnectorBody, SecurityConfig } from './connectors.schemas.js';
+import type { ConnectBody, ImportConnectorBody, ImportConnectorUrlBody, SecurityConfig } from './connectors.schemas.js';
 import { maskSecurity } from './invoke/security.js';
 import type { CatalogOperation } from './openapi/catalog.js';
 import type { DocumentLoader } from './openapi/document-loader.js';
 import type { OperationSchema } from './openapi/operation-schema.js';
 import type { OperationSchemas, PreparedOperation } from './operation-schemas.js';
+import type { OpenApiDocumentFetcher } from './openapi/document-fetcher.js';
 
 /**
  * Connectors (imported OpenAPI documents), their connections and the operation catalog (docs/contract.md#connectors).
@@ -66,7 +67,23 @@ export class ConnectorsService {
     private readonly documents: DocumentLoader,
     private readonly secretBox: SecretBox,
     private readonly clock: Clock,
+    /** Imports by URL; absent where nothing may be fetched. */
+    private readonly fetcher?: OpenApiDocumentFetcher,
   ) {}
+
+  /** Import by URL: the fetched text goes through the same loader; a parse problem names `url`, where it came from. */
+  async importFromUrl(orgId: string, body: ImportConnectorUrlBody, signal?: AbortSignal): Promise<ConnectorView> {
+    if (!this.fetcher) throw new AppError('unavailable', 'Importing by URL is not available');
+    const { text, size } = await this.fetcher.fetchText(body.url, signal);
+    try {
+      return await this.importConnector(orgId, { name: body.name, description: body.description, openapi: text }, size);
+    } catch (e) {
+      if (e instanceof AppError && e.code === 'validation') {
+        throw AppError.validation((e.issues ?? []).map((i) => (i.loc[1] === 'openapi' ? { ...i, loc: ['body', 'url', ...i.loc.slice(2)] } : i)));
+      }
+      throw e;
+    }
+  }
 
   async importConnector(orgId: string, body: ImportConnectorBody, sourceSize?: number): Promise<ConnectorView> {
     const loaded = await this.documents.load(orgId, body.openapi);

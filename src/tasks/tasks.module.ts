@@ -13,11 +13,14 @@ import { TaskSignals } from './task-signals.js';
 import { TaskWorker } from './task.worker.js';
 import { TasksRepository } from './tasks.repository.js';
 import { TasksService } from './tasks.service.js';
+import { TaskActivityRepository } from './task-activity.repository.js';
+import { TaskActivityService } from './task-activity.service.js';
 
 export interface TasksModule {
   tasks: TasksService;
   worker: TaskWorker;
   signals: TaskSignals;
+  activity: TaskActivityService;
 }
 
 /** Wires the tasks domain for the composition root: one signal hub shared by the service and the worker. */
@@ -52,5 +55,6 @@ export function createTasksModule(d: {
   });
   // The worker takes awaited submissions straight from the service while it runs (a worker role in this process).
   const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker, d.db.dialect === 'postgres' ? 'after-send' : 'now', d.notifier);
-  return { tasks, worker, signals };
+  const activity = new TaskActivityService(new TaskActivityRepository(d.db), d.agents, d.clock);
+  return { tasks, worker, signals, activity };
 }

@@ -2,6 +2,7 @@ import { sql, type Insertable, type Selectable, type Transaction } from 'kysely'
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { TaskStatus } from './task.types.js';
+import { whereTextMatches, windowStart } from './task-text-search.js';
 
 /** What a task drops when its run ends (finished, failed, stopped): the lease, the user's tokens, a pending approval. */
 export const RELEASED_ON_FINISH = { lease_owner: null, lease_expires_at: null, sealed_user_tokens: null, hitl_request: null, hitl_decision: null } as const;
@@ -28,6 +29,8 @@ export interface TaskFilter {
   scheduleId?: string;
   /** Only tasks of agents this owner may see: organizational ones and its own personal ones (src/auth/agent-access.ts). */
   visibleTo?: string;
+  /** Text the input, title or result contains (case-insensitive), within the newest tasks (task-text-search.ts). */
+  text?: string;
 }
 
 /** The fields a continuation resets: a new run of the same conversation, back in the queue. */
@@ -179,6 +182,7 @@ export class TasksRepository {
         eb.selectFrom('agents').select('id').where('organization_id', '=', orgId).where('personal', '=', 1).where('owner', 'is not', null).where('owner', '!=', owner),
       );
     }
+    if (f.text) q = whereTextMatches(q, f.text, await windowStart(q));
     const [rows, count] = await Promise.all([
       q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
       q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),

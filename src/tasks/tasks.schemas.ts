@@ -72,5 +72,7 @@ export const TaskListQuery = PageQuery.extend({
   source: z.enum(TASK_SOURCES).optional(),
   from_date: dateBound(false).optional(),
   to_date: dateBound(true).optional(),
+  /** Text search over input, title and result (src/tasks/task-text-search.ts). */
+  q: z.string().trim().min(1).max(200).optional().describe('Text the task\'s input, title or result contains (case-insensitive; literal, no wildcards). Searches the newest 5000 tasks that pass the other filters: narrow by agent or dates to reach older ones.'),
 });
 export const AgentTaskListQuery = TaskListQuery.omit({ agent_id: true });

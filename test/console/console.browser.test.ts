@@ -247,10 +247,10 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     const pager = page.getByRole('navigation', { name: 'Task pages' });
     await pager.getByText('Page 1 of 2 · 22 in total').waitFor();
     expect(await results.getByRole('row').count()).toBe(21); // header + 20
-    const firstPage = await results.locator('tbody a.mono').evaluateAll((as) => as.map((a) => a.getAttribute('title')));
+    const firstPage = await results.locator('tbody a.task-lead').evaluateAll((as) => as.map((a) => a.getAttribute('title')));
     await pager.getByRole('button', { name: 'Next' }).click();
     await page.getByText('Page 2 of 2 · 22 in total').waitFor();
-    const secondPage = await results.locator('tbody a.mono').evaluateAll((as) => as.map((a) => a.getAttribute('title')));
+    const secondPage = await results.locator('tbody a.task-lead').evaluateAll((as) => as.map((a) => a.getAttribute('title')));
     expect([...firstPage, ...secondPage].sort()).toEqual([...ids, stopped.body.id].sort());
     // The filters are in the address, so the page can be shared and reloaded.
     expect(page.url()).toContain(`agent_id=${agent.id}`);
@@ -262,7 +262,7 @@ describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
     await page.getByLabel('Status').selectOption('stopped');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByText('1 in total').waitFor();
-    expect(await results.locator('tbody a.mono').getAttribute('title')).toBe(stopped.body.id);
+    expect(await results.locator('tbody a.task-lead').getAttribute('title')).toBe(stopped.body.id);
 
     await page.getByLabel('Status').selectOption('');
     await page.getByLabel('Source').selectOption('webhook');

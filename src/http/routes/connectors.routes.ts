@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Container } from '../../container.js';
-import { ConnectBody, ImportConnectorBody, InvokeBody } from '../../connectors/connectors.schemas.js';
+import { ConnectBody, ImportConnectorBody, ImportConnectorUrlBody, InvokeBody } from '../../connectors/connectors.schemas.js';
 import { AppError } from '../../errors.js';
 import { sendCachedJson } from '../json-cache.js';
 import { multipartError } from '../multipart.js';
@@ -43,6 +43,11 @@ export function connectorsRoutes(router: Router, c: Container): void {
       if (!parsed.success) throw AppError.validation(zodIssuesToDetail(parsed.error.issues, ['body']));
       return svc.importConnector(principal.organizationId, parsed.data, size);
     },
+  );
+
+  router.route(
+    { method: 'POST', url: '/v1/connectors/import_url', summary: 'Import an OpenAPI document the server fetches from a URL (egress policy, size cap)', tags, body: ImportConnectorUrlBody, status: 201 },
+    ({ principal, body, reply }) => svc.importFromUrl(principal.organizationId, body, abortOnClose(reply)),
   );
 
   router.route({ method: 'GET', url: '/v1/connectors', summary: 'List connectors', tags, query: PageQuery }, async ({ principal, query }) => {

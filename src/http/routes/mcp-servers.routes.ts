@@ -1,3 +1,4 @@
+import { abortOnClose } from './connectors.routes.js';
 import type { Container } from '../../container.js';
 import {
   McpServerCreateBody,
@@ -27,6 +28,11 @@ export function mcpServersRoutes(router: Router, c: Container): void {
   router.route(
     { method: 'GET', url: '/v1/mcp_servers/:id', summary: 'Get a registered MCP server', tags, params: McpServerParams },
     async ({ principal, params }) => presentMcpServer(await svc.get(principal.organizationId, params.id)),
+  );
+
+  router.route(
+    { method: 'GET', url: '/v1/mcp_servers/:id/tools', summary: "The tools the server offers (502 when it cannot be reached, 409 for OAuth servers)", tags, params: McpServerParams },
+    ({ principal, params, reply }) => c.mcpTools.list(principal.organizationId, params.id, abortOnClose(reply)),
   );
 
   router.route(

@@ -49,7 +49,7 @@ export function schedulesRoutes(router: Router, c: Container): void {
   router.route(
     { method: 'GET', url: `${one}/tasks`, summary: 'Tasks the schedule started', tags, params: AgentScheduleParams, query: AgentTaskListQuery },
     async ({ principal, params, query }) => {
-      const filter = { status: query.status, userId: query.user_id, source: query.source, fromMs: query.from_date, toMs: query.to_date };
+      const filter = { status: query.status, userId: query.user_id, source: query.source, fromMs: query.from_date, toMs: query.to_date, text: query.q };
       const { items, total } = await svc.tasksOf(principal.organizationId, params.agent_id, params.schedule_id, filter, query.page, query.per_page);
       return pageOf(items, total, query.page, query.per_page);
     },

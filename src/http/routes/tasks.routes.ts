@@ -1,7 +1,10 @@
 import type { Container } from '../../container.js';
 import { AgentIdParams, AgentTaskListQuery, TaskIdParams, TaskListQuery } from '../../tasks/tasks.schemas.js';
 import type { TaskFilter } from '../../tasks/tasks.repository.js';
-import { pageOf, type Router } from '../router.js';
+import { z } from 'zod';
+import { pageOf, qs, type Router } from '../router.js';
+
+const ActivityQuery = z.object({ days: qs.int(1, 90, 14).describe('Days to count, ending today (UTC); 1 to 90, default 14.') });
 import { lastEventId, sendEventStream, wantsEventStream } from './task-stream.js';
 
 /** Tasks: list, read, stop, delete, thread, execution trace (JSON or SSE), supervised approvals. */
@@ -19,6 +22,11 @@ export function tasksRoutes(router: Router, c: Container): void {
       const { items, total } = await c.tasks.listForAgent(principal.organizationId, params.agent_id, filterOf(query), query.page, query.per_page, principal);
       return pageOf(items, total, query.page, query.per_page);
     },
+  );
+
+  router.route(
+    { method: 'GET', url: '/v1/agents/:agent_id/tasks/activity', summary: "An agent's tasks and failures per UTC day (the console's chart)", tags, params: AgentIdParams, query: ActivityQuery },
+    ({ principal, params, query }) => c.taskActivity.perDay(principal.organizationId, params.agent_id, query.days, principal),
   );
 
   router.route({ method: 'GET', url: '/v1/tasks/:task_id', summary: 'Get a task', tags, params: TaskIdParams }, ({ principal, params }) =>
@@ -56,6 +64,6 @@ export function tasksRoutes(router: Router, c: Container): void {
   );
 }
 
-function filterOf(q: { agent_id?: string; status?: TaskFilter['status']; user_id?: string; source?: string; from_date?: number; to_date?: number }): TaskFilter {
-  return { agentId: q.agent_id, status: q.status, userId: q.user_id, source: q.source, fromMs: q.from_date, toMs: q.to_date };
+function filterOf(q: { agent_id?: string; status?: TaskFilter['status']; user_id?: string; source?: string; from_date?: number; to_date?: number; q?: string }): TaskFilter {
+  return { agentId: q.agent_id, status: q.status, userId: q.user_id, source: q.source, fromMs: q.from_date, toMs: q.to_date, text: q.q };
 }

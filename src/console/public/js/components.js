@@ -112,17 +112,18 @@ export function pager(page, go, label = 'Pagination') {
 }
 
 /** A table with a caption (screen readers announce it) and column headers with scope. */
-export function dataTable({ caption, columns, rows, empty = 'Nothing here yet.', captionHidden = true }) {
+export function dataTable({ caption, columns, rows, empty = 'Nothing here yet.', captionHidden = true, stack = false }) {
   if (!rows.length) return h('p', { class: 'empty' }, empty);
   return h(
     'div',
     { class: 'table-scroll' },
     h(
       'table',
-      { class: 'data' },
+      // `stack`: on a phone each row becomes a card whose cells say their column (workspace.css).
+      { class: stack ? 'data stack' : 'data' },
       h('caption', { class: captionHidden ? 'sr-only' : null }, caption),
       h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: c.className ?? null }, c.label)))),
-      h('tbody', {}, rows.map((r) => h('tr', { dataset: { key: r.key ?? '' } }, columns.map((c) => h('td', { class: c.className ?? null }, c.cell(r.value)))))),
+      h('tbody', {}, rows.map((r) => h('tr', { dataset: { key: r.key ?? '' } }, columns.map((c) => h('td', { class: c.className ?? null, 'data-label': stack ? c.label : null }, c.cell(r.value)))))),
     ),
   );
 }

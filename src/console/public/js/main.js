@@ -7,6 +7,7 @@ import { renderTasks } from './views/tasks.js';
 import { renderTask } from './views/task.js';
 import { renderAgentEditor } from './views/agent-editor.js';
 import { renderPlayground } from './views/playground.js';
+import { workspaceRoutes } from './views/workspace-routes.js';
 
 /**
  * A hash router: every page has an address (#/tasks/<id>) that survives reloads and can be shared, and the
@@ -22,6 +23,7 @@ const routes = [
   { pattern: /^\/agents\/([^/]+)\/playground$/, view: renderPlayground, nav: 'agents' },
   { pattern: /^\/tasks$/, view: renderTasks, nav: 'tasks' },
   { pattern: /^\/tasks\/([^/]+)$/, view: renderTask, nav: 'tasks' },
+  ...workspaceRoutes,
 ];
 
 const main = document.getElementById('main');

@@ -6,6 +6,8 @@ import { taskTable, taskTableState } from './task-table.js';
 import { schedulesPanel } from './schedules-panel.js';
 import { renderMemories } from './memories.js';
 import { draftPanel } from './agent-draft.js';
+import { kbLinks } from './kb-links.js';
+import { activityPanel } from './activity-chart.js';
 
 const TASKS_POLL_MS = 3000;
 
@@ -34,6 +36,7 @@ export async function renderAgent(root, ctx, agentId) {
 
   const schedules = schedulesPanel(ctx, agent);
   const draft = draftPanel(ctx, agent);
+  const activity = activityPanel(ctx, agent.id, { title: 'Activity' });
   replaceChildren(root, 
     h(
       'div',
@@ -48,9 +51,10 @@ export async function renderAgent(root, ctx, agentId) {
       ),
     ),
     agent.description ? h('p', { class: 'lead' }, agent.description) : null,
-    h('div', { class: 'grid-2' }, configuration(agent), webhook),
+    h('div', { class: 'grid-2' }, configuration(agent, ctx.signal), webhook),
     draft.section,
     tasks,
+    activity.section,
     schedules.section,
     versions,
     memories,
@@ -62,6 +66,7 @@ export async function renderAgent(root, ctx, agentId) {
     renderMemories(memories, ctx, agent),
     draft.load(),
     refreshTasks(),
+    activity.refresh(),
     schedules.refresh().catch(() => {}),
   ]);
   poll(refreshTasks, TASKS_POLL_MS, ctx.signal);
@@ -78,7 +83,7 @@ export async function renderAgent(root, ctx, agentId) {
   }
 }
 
-function configuration(agent) {
+function configuration(agent, signal) {
   const instructions = agent.instructions ?? {};
   const list = (items) => (Array.isArray(items) && items.length ? h('ul', { class: 'plain' }, items.map((x) => h('li', {}, String(x)))) : null);
   const tools = Array.isArray(agent.graph) ? agent.graph : [];
@@ -115,7 +120,7 @@ function configuration(agent) {
       [
         'Knowledge bases',
         Array.isArray(agent.knowledge_bases) && agent.knowledge_bases.length
-          ? h('ul', { class: 'plain' }, agent.knowledge_bases.map((k) => h('li', {}, `${k.name ?? k.id} (${k.strategy})`)))
+          ? kbLinks(agent.knowledge_bases, signal)
           : null,
       ],
     ]),

@@ -12,7 +12,11 @@ export function taskTableState(tasks) {
   return [tasks, tasks.some((t) => t.started_at && !t.finished_at) ? Date.now() : 0];
 }
 
-export function taskTable(tasks, { caption = 'Tasks', agentNames = null, showAgent = true, empty = 'No tasks match.' } = {}) {
+function firstWords(text) {
+  return String(text ?? '').replace(/\s+/g, ' ').trim();
+}
+
+export function taskTable(tasks, { caption = 'Tasks', agentNames = null, showAgent = true, empty } = {}) {
   const columns = [
     {
       label: 'Task',
@@ -20,8 +24,9 @@ export function taskTable(tasks, { caption = 'Tasks', agentNames = null, showAge
         h(
           'div',
           { class: 'task-cell' },
-          h('a', { href: `#${path`/tasks/${t.id}`}`, class: 'mono', title: t.id }, shortId(t.id, 13)),
-          h('span', { class: 'task-input' }, truncate(t.title || t.input?.text || '', 90)),
+          // Led by what was asked: the first words of the input name the task; the id is the detail under it.
+          h('a', { href: `#${path`/tasks/${t.id}`}`, class: 'task-lead', title: t.id }, truncate(firstWords(t.title || t.input?.text), 90) || 'Task without text input'),
+          h('span', { class: 'mono task-lead-id' }, shortId(t.id, 13)),
         ),
     },
     showAgent && {
@@ -38,5 +43,5 @@ export function taskTable(tasks, { caption = 'Tasks', agentNames = null, showAge
     },
     { label: 'Tokens', className: 'num', cell: (t) => formatNumber(t.tokens?.total_tokens ?? 0) },
   ].filter(Boolean);
-  return dataTable({ caption, columns, rows: tasks.map((t) => ({ key: t.id, value: t })), empty });
+  return dataTable({ caption, columns, rows: tasks.map((t) => ({ key: t.id, value: t })), empty: empty ?? 'No tasks match.', stack: true });
 }

@@ -3,6 +3,10 @@ import { h, replaceChildren } from '../dom.js';
 import { errorAlert, liveUpdate, loading, pager, poll } from '../components.js';
 import { dateInputToIso, TASK_SOURCES, TASK_STATUSES } from '../format.js';
 import { taskTable, taskTableState } from './task-table.js';
+import { activityPanel } from './activity-chart.js';
+
+/** The server searches this many of the newest tasks that pass the other filters (src/tasks/task-text-search.ts). */
+const SEARCH_WINDOW = 5000;
 
 const POLL_MS = 3000;
 const PER_PAGE = 20;
@@ -19,6 +23,7 @@ export async function renderTasks(root, ctx) {
     source: p.get('source') ?? '',
     from: p.get('from') ?? '',
     to: p.get('to') ?? '',
+    q: p.get('q') ?? '',
   };
   const page = Math.max(1, Number(p.get('page')) || 1);
   const live = p.get('live') !== '0';
@@ -46,6 +51,12 @@ export async function renderTasks(root, ctx) {
         ctx.navigate(`#/tasks${query(readForm())}`);
       },
     },
+    h(
+      'div',
+      { class: 'field search-field' },
+      h('label', { for: 'f-q' }, 'Search inputs and results'),
+      h('div', { class: 'search-row' }, h('input', { type: 'search', id: 'f-q', name: 'q', value: filters.q, maxlength: 200, placeholder: 'Words from the request or the answer' })),
+    ),
     field('f-agent', 'Agent', select('f-agent', filters.agent_id, [['', 'All agents'], ...agents.map((a) => [a.id, a.name])])),
     field('f-status', 'Status', select('f-status', filters.status, [['', 'Any status'], ...TASK_STATUSES.map((s) => [s, s])])),
     field('f-source', 'Source', select('f-source', filters.source, [['', 'Any source'], ...TASK_SOURCES.map((s) => [s, s])])),
@@ -65,15 +76,19 @@ export async function renderTasks(root, ctx) {
       source: form.querySelector('#f-source').value,
       from: form.querySelector('#f-from').value,
       to: form.querySelector('#f-to').value,
+      q: form.querySelector('#f-q').value.trim(),
       live: liveBox.checked ? undefined : '0',
     };
   }
 
   const results = h('div', { id: 'task-results' }, loading('Loading tasks…'));
   const pagerSlot = h('div', {});
+  // The chart of tasks and failures per day, for the agent the list is filtered by.
+  const activity = filters.agent_id ? activityPanel(ctx, filters.agent_id, { title: `Activity of ${agentNames.get(filters.agent_id) ?? 'this agent'}` }) : null;
   replaceChildren(root, 
     h('div', { class: 'page-head' }, h('h1', {}, 'Tasks'), h('div', { class: 'field inline' }, liveBox, h('label', { for: 'f-live' }, 'Refresh automatically'))),
     form,
+    activity?.section,
     h('section', { 'aria-labelledby': 'results-title', class: 'panel' }, h('h2', { id: 'results-title', class: 'sr-only' }, 'Results'), results, pagerSlot),
   );
 
@@ -83,13 +98,14 @@ export async function renderTasks(root, ctx) {
     source: filters.source,
     from_date: dateInputToIso(filters.from),
     to_date: dateInputToIso(filters.to, { endOfDay: true }),
+    q: filters.q,
     page,
     per_page: PER_PAGE,
   });
   async function refresh() {
     try {
       const data = await api('GET', `/v1/tasks${apiQuery}`, { signal: ctx.signal });
-      liveUpdate(results, taskTableState(data.items), () => taskTable(data.items, { agentNames }));
+      liveUpdate(results, taskTableState(data.items), () => taskTable(data.items, { agentNames, empty: filters.q ? `No task among the newest ${SEARCH_WINDOW.toLocaleString('en')} matching the other filters contains “${filters.q}”. Narrow by agent or dates to search older tasks.` : undefined }));
       liveUpdate(pagerSlot, [data.page, data.total, data.total_pages], () =>
         pager(data, (n) => ctx.navigate(`#/tasks${query({ ...readForm(), page: n })}`), 'Task pages'),
       );
@@ -100,7 +116,7 @@ export async function renderTasks(root, ctx) {
       throw e;
     }
   }
-  await refresh().catch(() => {});
+  await Promise.all([refresh().catch(() => {}), activity?.refresh()]);
   // The checkbox applies at once and is kept in the address, so a reload keeps the choice.
   let liveCtl = null;
   const startLive = () => {
