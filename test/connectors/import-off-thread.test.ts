@@ -37,7 +37,10 @@ describe('the document loader', () => {
     try {
       const big = readFileSync(join(CORPUS, 'openai__openapi.yaml'), 'utf8');
       await expect(loader.load('org-a', big)).rejects.toMatchObject({ code: 'too_large', message: expect.stringMatching(/longer than 400 ms/) });
-      const small = await loader.load('org-a', { openapi: '3.0.3', info: { title: 'x', version: '1' }, paths: { '/a': { get: { responses: { '200': { description: 'ok' } } } } } });
+      const tiny = { openapi: '3.0.3', info: { title: 'x', version: '1' }, paths: { '/a': { get: { responses: { '200': { description: 'ok' } } } } } };
+      // The killed thread was replaced. Its first job runs cold code: on a loaded two-core machine that alone has
+      // exceeded 400 ms, so the tiny document gets a second try; a pool that did not recover fails both.
+      const small = await loader.load('org-a', tiny).catch(() => loader.load('org-a', tiny));
       expect(small.operations).toHaveLength(1);
     } finally {
       await loader.close();
