@@ -6,7 +6,7 @@ import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { PublicUrls } from '../lib/urls.js';
-import { resolveModel, type LLMModelProvider } from '../llm/model-catalog.js';
+import { chooseModel, DEFAULT_MODEL_PROVIDER } from '../llm/model-catalog.js';
 import { pageOf, type Page } from '../http/router.js';
 import type { AgentConfig, CreateAgentInput, PatchAgentInput, ToolEntry } from './agent.schemas.js';
 import { presentAgent, presentAgentSummary, presentVersionSummary, type AgentView } from './agent.presenter.js';
@@ -45,7 +45,6 @@ export interface AgentToolsView {
   graph: unknown[];
 }
 
-const DEFAULT_PROVIDER: LLMModelProvider = 'anthropic';
 /** A created agent is returned with version 2 (spec 2.1, 9.3). */
 const FIRST_VERSION = 2;
 
@@ -84,11 +83,11 @@ export class AgentsService {
   async create(principal: Principal, input: CreateAgentInput): Promise<AgentView> {
     const org = principal.organizationId;
     if (await this.repo.nameTaken(org, input.name)) throw duplicateName();
-    const provider = input.model_provider ?? DEFAULT_PROVIDER;
+    const model = chooseModel(input.model_provider, input.model_name);
     const config: AgentConfig = {
       ...input,
-      model_provider: provider,
-      model_name: resolveModel(provider, input.model_name),
+      model_provider: model.provider,
+      model_name: model.modelName,
       created_by: input.created_by ?? principal.subject,
     };
     checkConsistency(config);
@@ -153,11 +152,11 @@ export class AgentsService {
     if (fields.name !== undefined && fields.name !== base.name && (await this.repo.nameTaken(org, fields.name, id))) throw duplicateName();
     const merged = applyPatch(base, fields);
     if ('model_provider' in fields || 'model_name' in fields) {
-      const provider = merged.model_provider ?? DEFAULT_PROVIDER;
+      const provider = merged.model_provider ?? DEFAULT_MODEL_PROVIDER;
       const providerChanged = provider !== base.model_provider;
       const requested = 'model_name' in fields ? fields.model_name : providerChanged ? null : base.model_name;
       merged.model_provider = provider;
-      merged.model_name = resolveModel(provider, requested);
+      merged.model_name = chooseModel(provider, requested).modelName;
     }
     checkConsistency(merged);
     refuseOrchestrationOnRegular({ tools: fields.tools, graph: fields.graph }, merged);

@@ -2,7 +2,7 @@ import { setBounded } from '../lib/bounded-map.js';
 import type { LanguageModel } from 'ai';
 import { CredentialResolver, type CredentialAgentFields, type CredentialSource } from './credentials.js';
 import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider, type ProviderOptions } from './llm-providers.js';
-import { resolveModel } from './model-catalog.js';
+import { chooseModel } from './model-catalog.js';
 import { createRetryingFetch, DEFAULT_RETRY_POLICY, type RetryListener, type RetryPolicy } from './retrying-fetch.js';
 
 /** The agent fields that choose and reach a model. */
@@ -36,9 +36,6 @@ export interface LlmServiceDeps {
   retry?: RetryPolicy;
 }
 
-/** The provider the schema defaults to (docs/contract.md#agent-create). */
-export const DEFAULT_PROVIDER: LLMModelProvider = 'anthropic';
-
 /** Distinct (provider, model, endpoint, key, headers) combinations kept built. */
 const MODELS_MAX = 256;
 
@@ -65,11 +62,11 @@ export class LlmService {
 
   /** The provider and model name an agent runs on (before any credential is looked up). */
   identify(agent: LlmAgentFields): { provider: LLMModelProvider; modelName: string } {
-    const raw = agent.model_provider ?? DEFAULT_PROVIDER;
-    if (typeof raw !== 'string' || !isLlmProvider(raw)) throw new ProviderConfigError(`Unknown LLM provider "${String(raw)}"`);
+    const raw = agent.model_provider;
+    if (raw != null && (typeof raw !== 'string' || !isLlmProvider(raw))) throw new ProviderConfigError(`Unknown LLM provider "${String(raw)}"`);
     const named = typeof agent.model_name === 'string' && agent.model_name.trim() ? agent.model_name.trim() : null;
-    // The catalog follows replaced_by for deprecated models and gives the default when none is named.
-    return { provider: raw, modelName: resolveModel(raw, named) };
+    // The catalog follows replaced_by for deprecated models (stored before the deprecation) and gives the default when none is named.
+    return chooseModel(raw, named);
   }
 
   /** Throws MissingCredentialsError or ProviderConfigError with a message fit for the task result. */
