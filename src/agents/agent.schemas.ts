@@ -322,8 +322,12 @@ export const CreateAgentBody = z.strictObject({
 });
 export type CreateAgentInput = z.output<typeof CreateAgentBody>;
 
-/** The stored configuration of one version: every create field filled. */
-export type AgentConfig = Omit<CreateAgentInput, 'model_name' | 'created_by' | 'graph'> & {
+/**
+ * The stored configuration of one version: every create field filled (agents/agent-config.ts completes versions
+ * stored before a field existed). `type` also takes 'orchestration', which only workflows set (never a caller).
+ */
+export type AgentConfig = Omit<CreateAgentInput, 'model_name' | 'created_by' | 'graph' | 'type'> & {
+  type: (typeof AGENT_TYPES)[number];
   model_name: string | null;
   created_by: string | null;
   graph: GraphItem[];

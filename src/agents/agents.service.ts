@@ -11,6 +11,7 @@ import { pageOf, type Page } from '../http/router.js';
 import type { AgentConfig, CreateAgentInput, PatchAgentInput, ToolEntry } from './agent.schemas.js';
 import { presentAgent, presentAgentSummary, presentVersionSummary, type AgentView } from './agent.presenter.js';
 import { redactSecrets, revealSecrets, sealSecrets } from './agent-secrets.js';
+import { runnableConfig, type RunnableAgentConfig } from './agent-config.js';
 import { AgentToolsResolver, mergeAttached, mergeGraph, removeTool, type KnowledgeBaseLookup } from './agent-tools.js';
 import type { AgentRow, AgentsRepository } from './agents.repository.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
@@ -25,7 +26,7 @@ export interface RunnableAgent {
   organization_id: string;
   status: string;
   version: number | 'draft';
-  config: AgentView;
+  config: RunnableAgentConfig;
 }
 
 /** What a submission reads (the tasks domain's SubmittableAgent port): secrets sealed, configuration shared and frozen. */
@@ -34,7 +35,7 @@ export interface SubmittableAgent {
   organization_id: string;
   status: string;
   version: number | 'draft';
-  config: Readonly<Record<string, unknown>>;
+  config: Readonly<AgentConfig>;
   /** Who may run it (access_scope): checked against the caller of an API or key-form webhook invocation. */
   access: AgentAccess;
 }
@@ -230,9 +231,7 @@ export class AgentsService {
     if (kept) return kept;
     const { config, version: v } = await this.pickVersion(row, version);
     const revealed = revealSecrets(config as unknown as Record<string, unknown>, this.secretBox) as unknown as AgentConfig;
-    const view = presentAgent(row, revealed, { version: typeof v === 'number' ? v : row.currentVersion, hasPendingChanges: row.draft !== null, isLatest: v === row.currentVersion }, this.urls.webhook, true);
-    view.version = v;
-    const runnable: RunnableAgent = deepFreeze({ id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: view });
+    const runnable: RunnableAgent = deepFreeze({ id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: runnableConfig(row, revealed, v, this.urls.webhook) });
     if (fromRow) this.runnables.set(row, { ...this.runnables.get(row), [key]: runnable });
     return runnable;
   }
@@ -274,7 +273,7 @@ export class AgentsService {
 
   private async submittable(row: AgentRow, version?: number | 'draft'): Promise<SubmittableAgent> {
     const { config, version: v } = await this.pickVersion(row, version);
-    return { id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: config as unknown as Record<string, unknown>, access: row.access };
+    return { id: row.id, organization_id: row.organizationId, status: row.status, version: v, config, access: row.access };
   }
 
   /** The published current version by default, a published version by number, or the draft (else the published). */

@@ -1,3 +1,4 @@
+import type { RunnableAgentConfig } from '../agents/agent-config.js';
 import type { OpenAIEndpoint } from '../llm/llm.service.js';
 import type { GuardrailSettings } from './guardrail-settings.js';
 import type { Guard, GuardName } from './guardrail.types.js';
@@ -21,7 +22,7 @@ export interface GuardDeps {
 }
 
 export interface GuardRun {
-  agent: Record<string, unknown> & { organization_id: string };
+  agent: RunnableAgentConfig;
   signal: AbortSignal;
 }
 
