@@ -18,7 +18,7 @@ export interface GuardDeps {
   /** AGENTRY_MODERATION_MODEL. */
   moderationModel: string;
   /** The agent's OpenAI endpoint and key (LlmService.openaiEndpoint). */
-  openaiEndpoint(agent: Record<string, unknown> & { organization_id: string }, signal: AbortSignal): Promise<OpenAIEndpoint | null>;
+  openaiEndpoint(agent: RunnableAgentConfig, signal: AbortSignal): Promise<OpenAIEndpoint | null>;
 }
 
 export interface GuardRun {
