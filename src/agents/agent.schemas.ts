@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NotificationSettings } from '../notifications/notification-settings.js';
-import { LLM_MODEL_PROVIDERS } from '../llm/model-catalog.js';
+import { DEFAULT_MODEL_PROVIDER, LLM_MODEL_PROVIDERS } from '../llm/model-catalog.js';
 import type { GraphItem } from '../tools/tool-kinds.js';
 import { unsupportedPattern } from '../lib/safe-regexp.js';
 import { INJECTION_CONTENT_ACTIONS, MODERATION_CATEGORIES } from '../guardrails/guardrail-settings.js';
@@ -270,7 +270,7 @@ export const CreateAgentBody = z.strictObject({
   origin_template: F.origin_template.default(null),
   environment_id: F.environment_id.default(null),
   created_by: F.created_by.optional(),
-  model_provider: F.model_provider.default('anthropic'),
+  model_provider: F.model_provider.default(DEFAULT_MODEL_PROVIDER),
   model_name: F.model_name.optional(),
   llm_reasoning_effort: F.llm_reasoning_effort.default('medium'),
   llm_api_base: F.llm_api_base.default(null),
@@ -322,8 +322,12 @@ export const CreateAgentBody = z.strictObject({
 });
 export type CreateAgentInput = z.output<typeof CreateAgentBody>;
 
-/** The stored configuration of one version: every create field filled. */
-export type AgentConfig = Omit<CreateAgentInput, 'model_name' | 'created_by' | 'graph'> & {
+/**
+ * The stored configuration of one version: every create field filled (agents/agent-config.ts completes versions
+ * stored before a field existed). `type` also takes 'orchestration', which only workflows set (never a caller).
+ */
+export type AgentConfig = Omit<CreateAgentInput, 'model_name' | 'created_by' | 'graph' | 'type'> & {
+  type: (typeof AGENT_TYPES)[number];
   model_name: string | null;
   created_by: string | null;
   graph: GraphItem[];

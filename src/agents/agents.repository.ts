@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import { parseJson } from '../db/database.js';
 import { VersionedCache } from '../lib/versioned-cache.js';
 import type { AgentConfig } from './agent.schemas.js';
+import { normalizeAgentConfig } from './agent-config.js';
 import type { AgentTables } from './agents.tables.js';
 import type { AgentAccess } from '../auth/agent-access.js';
 
@@ -41,13 +42,18 @@ function toRow(r: Raw, config?: AgentConfig, draft?: AgentConfig | null): AgentR
     uniqueName: r.unique_name,
     status: r.status,
     currentVersion: Number(r.current_version),
-    config: config ?? parseJson<AgentConfig>(r.config, {} as AgentConfig),
-    draft: draft !== undefined ? draft : r.draft ? parseJson<AgentConfig>(r.draft, {} as AgentConfig) : null,
+    config: config ?? readConfig(r.config),
+    draft: draft !== undefined ? draft : r.draft ? readConfig(r.draft) : null,
     createdBy: r.created_by,
     access: { owner: r.owner, personal: Number(r.personal) === 1 },
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
+}
+
+/** Every configuration the repository reads goes through here: rows of older versions are completed once, on read. */
+function readConfig(text: string | null | undefined): AgentConfig {
+  return normalizeAgentConfig(parseJson<Record<string, unknown>>(text, {}));
 }
 
 const PARSED_MAX = 1000;
@@ -59,7 +65,7 @@ class ParsedConfigs {
   get(key: string, text: string): AgentConfig {
     const hit = this.entries.get(key);
     if (hit && hit.text === text) return hit.value;
-    const value = deepFreeze(parseJson<AgentConfig>(text, {} as AgentConfig));
+    const value = deepFreeze(readConfig(text));
     setBounded(this.entries, key, { text, value }, PARSED_MAX);
     return value;
   }
@@ -245,7 +251,7 @@ export class AgentsRepository {
       base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
     ]);
     return {
-      rows: rows.map((r) => ({ version: Number(r.version), config: parseJson<AgentConfig>(r.config, {} as AgentConfig), createdAt: Number(r.created_at) })),
+      rows: rows.map((r) => ({ version: Number(r.version), config: readConfig(r.config), createdAt: Number(r.created_at) })),
       total: Number(count?.n ?? 0),
     };
   }
@@ -258,7 +264,7 @@ export class AgentsRepository {
       .where('agent_id', '=', id)
       .where('version', '=', version)
       .executeTakeFirst();
-    return r && { version: Number(r.version), config: parseJson<AgentConfig>(r.config, {} as AgentConfig), createdAt: Number(r.created_at) };
+    return r && { version: Number(r.version), config: readConfig(r.config), createdAt: Number(r.created_at) };
   }
 }
 

@@ -6,11 +6,12 @@ import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { PublicUrls } from '../lib/urls.js';
-import { resolveModel, type LLMModelProvider } from '../llm/model-catalog.js';
+import { chooseModel, DEFAULT_MODEL_PROVIDER } from '../llm/model-catalog.js';
 import { pageOf, type Page } from '../http/router.js';
 import type { AgentConfig, CreateAgentInput, PatchAgentInput, ToolEntry } from './agent.schemas.js';
 import { presentAgent, presentAgentSummary, presentVersionSummary, type AgentView } from './agent.presenter.js';
 import { redactSecrets, revealSecrets, sealSecrets } from './agent-secrets.js';
+import { runnableConfig, type RunnableAgentConfig } from './agent-config.js';
 import { AgentToolsResolver, mergeAttached, mergeGraph, removeTool, type KnowledgeBaseLookup } from './agent-tools.js';
 import type { AgentRow, AgentsRepository } from './agents.repository.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
@@ -25,7 +26,7 @@ export interface RunnableAgent {
   organization_id: string;
   status: string;
   version: number | 'draft';
-  config: AgentView;
+  config: RunnableAgentConfig;
 }
 
 /** What a submission reads (the tasks domain's SubmittableAgent port): secrets sealed, configuration shared and frozen. */
@@ -34,7 +35,7 @@ export interface SubmittableAgent {
   organization_id: string;
   status: string;
   version: number | 'draft';
-  config: Readonly<Record<string, unknown>>;
+  config: Readonly<AgentConfig>;
   /** Who may run it (access_scope): checked against the caller of an API or key-form webhook invocation. */
   access: AgentAccess;
 }
@@ -45,7 +46,6 @@ export interface AgentToolsView {
   graph: unknown[];
 }
 
-const DEFAULT_PROVIDER: LLMModelProvider = 'anthropic';
 /** A created agent is returned with version 2 (spec 2.1, 9.3). */
 const FIRST_VERSION = 2;
 
@@ -84,11 +84,11 @@ export class AgentsService {
   async create(principal: Principal, input: CreateAgentInput): Promise<AgentView> {
     const org = principal.organizationId;
     if (await this.repo.nameTaken(org, input.name)) throw duplicateName();
-    const provider = input.model_provider ?? DEFAULT_PROVIDER;
+    const model = chooseModel(input.model_provider, input.model_name);
     const config: AgentConfig = {
       ...input,
-      model_provider: provider,
-      model_name: resolveModel(provider, input.model_name),
+      model_provider: model.provider,
+      model_name: model.modelName,
       created_by: input.created_by ?? principal.subject,
     };
     checkConsistency(config);
@@ -153,11 +153,11 @@ export class AgentsService {
     if (fields.name !== undefined && fields.name !== base.name && (await this.repo.nameTaken(org, fields.name, id))) throw duplicateName();
     const merged = applyPatch(base, fields);
     if ('model_provider' in fields || 'model_name' in fields) {
-      const provider = merged.model_provider ?? DEFAULT_PROVIDER;
+      const provider = merged.model_provider ?? DEFAULT_MODEL_PROVIDER;
       const providerChanged = provider !== base.model_provider;
       const requested = 'model_name' in fields ? fields.model_name : providerChanged ? null : base.model_name;
       merged.model_provider = provider;
-      merged.model_name = resolveModel(provider, requested);
+      merged.model_name = chooseModel(provider, requested).modelName;
     }
     checkConsistency(merged);
     refuseOrchestrationOnRegular({ tools: fields.tools, graph: fields.graph }, merged);
@@ -231,9 +231,7 @@ export class AgentsService {
     if (kept) return kept;
     const { config, version: v } = await this.pickVersion(row, version);
     const revealed = revealSecrets(config as unknown as Record<string, unknown>, this.secretBox) as unknown as AgentConfig;
-    const view = presentAgent(row, revealed, { version: typeof v === 'number' ? v : row.currentVersion, hasPendingChanges: row.draft !== null, isLatest: v === row.currentVersion }, this.urls.webhook, true);
-    view.version = v;
-    const runnable: RunnableAgent = deepFreeze({ id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: view });
+    const runnable: RunnableAgent = deepFreeze({ id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: runnableConfig(row, revealed, v, this.urls.webhook) });
     if (fromRow) this.runnables.set(row, { ...this.runnables.get(row), [key]: runnable });
     return runnable;
   }
@@ -275,7 +273,7 @@ export class AgentsService {
 
   private async submittable(row: AgentRow, version?: number | 'draft'): Promise<SubmittableAgent> {
     const { config, version: v } = await this.pickVersion(row, version);
-    return { id: row.id, organization_id: row.organizationId, status: row.status, version: v, config: config as unknown as Record<string, unknown>, access: row.access };
+    return { id: row.id, organization_id: row.organizationId, status: row.status, version: v, config, access: row.access };
   }
 
   /** The published current version by default, a published version by number, or the draft (else the published). */

@@ -1,3 +1,4 @@
+import type { RunnableAgentConfig } from '../agents/agent-config.js';
 import type { OpenAIEndpoint } from '../llm/llm.service.js';
 import type { GuardrailSettings } from './guardrail-settings.js';
 import type { Guard, GuardName } from './guardrail.types.js';
@@ -17,11 +18,11 @@ export interface GuardDeps {
   /** AGENTRY_MODERATION_MODEL. */
   moderationModel: string;
   /** The agent's OpenAI endpoint and key (LlmService.openaiEndpoint). */
-  openaiEndpoint(agent: Record<string, unknown> & { organization_id: string }, signal: AbortSignal): Promise<OpenAIEndpoint | null>;
+  openaiEndpoint(agent: RunnableAgentConfig, signal: AbortSignal): Promise<OpenAIEndpoint | null>;
 }
 
 export interface GuardRun {
-  agent: Record<string, unknown> & { organization_id: string };
+  agent: RunnableAgentConfig;
   signal: AbortSignal;
 }
 

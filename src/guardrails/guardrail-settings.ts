@@ -1,6 +1,7 @@
+import type { AgentConfig } from '../agents/agent.schemas.js';
 /**
- * The guardrail fields of agno_settings (spec 2.5), read defensively from the stored agent (loose JSON), with the
- * schema's defaults.
+ * The guardrail fields of agno_settings (spec 2.5), from the typed configuration (the schema's defaults are applied
+ * when it is read: agents/agent-config.ts).
  */
 
 /** What a prompt injection found in content (files, knowledge passages, tool results) does; the input always fails. */
@@ -34,21 +35,17 @@ export interface GuardrailSettings {
   moderationCategories: string[] | null;
 }
 
-function obj(v: unknown): Record<string, unknown> {
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-export function guardrailSettings(agent: Record<string, unknown>): GuardrailSettings {
-  const a = obj(agent.agno_settings);
-  const categories = Array.isArray(a.openai_moderation_categories)
-    ? a.openai_moderation_categories.filter((c): c is string => typeof c === 'string')
-    : null;
+export function guardrailSettings(agent: Pick<AgentConfig, 'agno_settings'>): GuardrailSettings {
+  const a = agent.agno_settings;
+  const categories = a.openai_moderation_categories;
   return {
-    piiDetection: a.pii_detection_enabled === true,
-    piiMask: a.pii_detection_mask !== false,
-    injectionDetection: a.prompt_injection_detection_enabled === true,
-    injectionContentAction: a.prompt_injection_content_action === 'error' ? 'error' : 'warn',
-    moderation: a.openai_moderation_enabled === true,
+    piiDetection: a.pii_detection_enabled,
+    piiMask: a.pii_detection_mask,
+    injectionDetection: a.prompt_injection_detection_enabled,
+    // Absent (not in the specification, no default): warn.
+    injectionContentAction: a.prompt_injection_content_action ?? 'warn',
+    moderation: a.openai_moderation_enabled,
+    // An empty list is no filter, as null is: any category OpenAI flags fails the task.
     moderationCategories: categories && categories.length > 0 ? categories : null,
   };
 }

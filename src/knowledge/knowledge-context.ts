@@ -13,7 +13,7 @@ export class KnowledgeContext implements ContextContributor {
   constructor(private readonly knowledge: Pick<KnowledgeService, 'search'>) {}
 
   async contribute({ agent, task, signal }: ContextContributorInput): Promise<ContextSection | null> {
-    const ids = (agent.knowledge_bases ?? []).filter((kb) => kb.strategy === 'vanilla').map((kb) => kb.id);
+    const ids = agent.knowledge_bases.filter((kb) => kb.strategy === 'vanilla').map((kb) => kb.id);
     const query = task.input.text ?? '';
     if (!ids.length || !query.trim()) return null;
     const hits = await this.knowledge.search(task.organization_id, ids, query, VANILLA_TOP_K, signal);

@@ -1,18 +1,14 @@
+import type { AgentConfig } from '../agents/agent.schemas.js';
 import { setBounded } from '../lib/bounded-map.js';
 import type { LanguageModel } from 'ai';
 import { CredentialResolver, type CredentialAgentFields, type CredentialSource } from './credentials.js';
 import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider, type ProviderOptions } from './llm-providers.js';
-import { resolveModel } from './model-catalog.js';
+import { chooseModel } from './model-catalog.js';
 import { createRetryingFetch, DEFAULT_RETRY_POLICY, type RetryListener, type RetryPolicy } from './retrying-fetch.js';
 
-/** The agent fields that choose and reach a model. */
-export interface LlmAgentFields extends CredentialAgentFields {
-  model_provider?: unknown;
-  model_name?: unknown;
-  llm_api_base?: unknown;
-  llm_extra_headers?: unknown;
-  llm_reasoning_effort?: unknown;
-}
+/** The agent fields that choose and reach a model, typed as stored (agents/agent.schemas.ts). */
+export type LlmAgentFields = CredentialAgentFields &
+  Pick<AgentConfig, 'model_provider' | 'model_name' | 'llm_api_base' | 'llm_extra_headers' | 'llm_reasoning_effort'>;
 
 export interface ResolvedModel {
   model: LanguageModel;
@@ -35,9 +31,6 @@ export interface LlmServiceDeps {
   egressFetch: typeof globalThis.fetch;
   retry?: RetryPolicy;
 }
-
-/** The provider the schema defaults to (docs/contract.md#agent-create). */
-export const DEFAULT_PROVIDER: LLMModelProvider = 'anthropic';
 
 /** Distinct (provider, model, endpoint, key, headers) combinations kept built. */
 const MODELS_MAX = 256;
@@ -65,18 +58,19 @@ export class LlmService {
 
   /** The provider and model name an agent runs on (before any credential is looked up). */
   identify(agent: LlmAgentFields): { provider: LLMModelProvider; modelName: string } {
-    const raw = agent.model_provider ?? DEFAULT_PROVIDER;
-    if (typeof raw !== 'string' || !isLlmProvider(raw)) throw new ProviderConfigError(`Unknown LLM provider "${String(raw)}"`);
-    const named = typeof agent.model_name === 'string' && agent.model_name.trim() ? agent.model_name.trim() : null;
-    // The catalog follows replaced_by for deprecated models and gives the default when none is named.
-    return { provider: raw, modelName: resolveModel(raw, named) };
+    const raw = agent.model_provider;
+    // A version stored with a provider since removed from the enum reads as it was stored.
+    if (raw !== null && !isLlmProvider(raw)) throw new ProviderConfigError(`Unknown LLM provider "${String(raw)}"`);
+    const named = agent.model_name?.trim() || null;
+    // The catalog follows replaced_by for deprecated models (stored before the deprecation) and gives the default when none is named.
+    return chooseModel(raw, named);
   }
 
   /** Throws MissingCredentialsError or ProviderConfigError with a message fit for the task result. */
   /** `userToken`: the end user's OIDC pre-auth token, the call's credential instead of the stored ones (`use_oidc_pre_auth_token_for_llm`). */
   async resolve(agent: LlmAgentFields, userToken?: string): Promise<ResolvedModel> {
     const { provider, modelName } = this.identify(agent);
-    const baseUrl = typeof agent.llm_api_base === 'string' && agent.llm_api_base.trim() ? agent.llm_api_base.trim() : undefined;
+    const baseUrl = agent.llm_api_base?.trim() || undefined;
     if (baseUrl && !/^https?:\/\//i.test(baseUrl)) throw new ProviderConfigError(`llm_api_base "${baseUrl}" is not an http(s) URL`);
     // The endpoint decides whether server-wide keys may be used (credentials.ts), so it is known first.
     const credential = userToken ? { apiKey: userToken, source: 'pre_auth_token' as const } : await this.deps.credentials.resolve(provider, agent, baseUrl);
@@ -98,7 +92,7 @@ export class LlmService {
       });
       setBounded(this.models, key, model, MODELS_MAX);
     }
-    const reasoningEffort = typeof agent.llm_reasoning_effort === 'string' ? agent.llm_reasoning_effort : undefined;
+    const reasoningEffort = agent.llm_reasoning_effort ?? undefined;
     const providerOptions = PROVIDER_ADAPTERS[provider].callOptions?.({ reasoningEffort, customBase: baseUrl !== undefined });
     return { model, provider, modelName, credentialSource: credential.source, customBase: baseUrl !== undefined, providerOptions };
   }
@@ -116,7 +110,7 @@ export class LlmService {
       return createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, onRetry);
     };
     if (provider === 'openai') {
-      const baseUrl = typeof agent.llm_api_base === 'string' && agent.llm_api_base.trim() ? agent.llm_api_base.trim() : undefined;
+      const baseUrl = agent.llm_api_base?.trim() || undefined;
       const credential = await this.deps.credentials.resolve('openai', agent, baseUrl);
       const transport = baseUrl ? this.deps.egressFetch : this.deps.publicFetch;
       return { baseUrl: baseUrl ?? official, apiKey: credential.apiKey, headers: stringHeaders(agent.llm_extra_headers), fetch: retrying(transport) };

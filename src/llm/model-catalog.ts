@@ -103,6 +103,21 @@ export function defaultModel(provider: LLMModelProvider): string {
 }
 
 /**
+ * The provider of an agent that names none: the create schema's default (docs/contract.md#agent-create), the
+ * agents service's and the runtime's. The one place it is set.
+ */
+export const DEFAULT_MODEL_PROVIDER: LLMModelProvider = 'anthropic';
+
+/**
+ * The provider and model an agent runs on: the default provider when it names none, then `resolveModel`. The one
+ * place an agent's model is chosen: at create and PATCH (the stored name) and at each run (a model deprecated since).
+ */
+export function chooseModel(provider: LLMModelProvider | null | undefined, name: string | null | undefined): { provider: LLMModelProvider; modelName: string } {
+  const p = provider ?? DEFAULT_MODEL_PROVIDER;
+  return { provider: p, modelName: resolveModel(p, name) };
+}
+
+/**
  * The model actually used for a request: deprecated models follow `replaced_by` to the current successor;
  * a missing name gives the provider default; names not in the catalog (custom deployments, `llm_api_base`
  * endpoints, new releases) are kept as they are.

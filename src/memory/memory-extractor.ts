@@ -1,7 +1,7 @@
 import type { Startable } from '../lib/lifecycle.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import type { LlmAgentFields, LlmService } from '../llm/llm.service.js';
+import type { LlmService } from '../llm/llm.service.js';
 import type { RunObserver } from '../runtime/run-hooks.js';
 import { sideCall } from '../runtime/side-call.js';
 import type { RunOutcome, RunRequest } from '../runtime/task-runner.js';
@@ -97,7 +97,7 @@ export class MemoryExtractor implements RunObserver, Startable {
     const userId = s.userMemories ? taskUserId(task) : null;
     const started = this.deps.clock.now();
     const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(EXTRACTION_LIMITS.timeoutMs)]);
-    const resolved = await this.deps.llm.resolve(agent as LlmAgentFields);
+    const resolved = await this.deps.llm.resolve(agent);
     const query = task.input.text ?? '';
     const known = await this.deps.memories.recall(org, agent.id, userId, query, { user: userId !== null, shared: s.agentMemories });
     const base = { purpose: 'memory_extraction', provider: resolved.provider, model: resolved.modelName };

@@ -1,5 +1,7 @@
+import type { AgentConfig } from '../agents/agent.schemas.js';
+
 /**
- * The memory switches of an agent's agno_settings (spec 2.5), read defensively from the stored configuration.
+ * The memory switches of an agent's agno_settings (spec 2.5), from the typed configuration.
  *
  * - user_memories: facts about the task's user are extracted after each completed task and recalled in later tasks.
  * - agent_memories: the same for facts that hold for every user of the agent (shared memories).
@@ -14,18 +16,13 @@ export interface MemorySettings {
   addUserToContext: boolean;
 }
 
-function agno(agent: Record<string, unknown>): Record<string, unknown> {
+export function memorySettings(agent: Pick<AgentConfig, 'agno_settings'>): MemorySettings {
   const a = agent.agno_settings;
-  return a && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : {};
-}
-
-export function memorySettings(agent: Record<string, unknown>): MemorySettings {
-  const a = agno(agent);
   return {
-    userMemories: a.user_memories === true,
-    agentMemories: a.agent_memories === true,
-    agenticMemory: a.agentic_memory === true,
-    addUserToContext: a.add_user_to_context !== false,
+    userMemories: a.user_memories,
+    agentMemories: a.agent_memories,
+    agenticMemory: a.agentic_memory,
+    addUserToContext: a.add_user_to_context,
   };
 }
 

@@ -56,7 +56,7 @@ export class ObservedRunner implements TaskRunner {
     const { task, agent } = req;
     const state: RunState = { started: this.d.clock.now() };
     if (this.d.tracing) {
-      const name = typeof agent.name === 'string' ? agent.name : agent.id;
+      const name = agent.name || agent.id;
       state.span = this.d.tracing.tracer.startSpan(`invoke_agent ${name}`, {
         kind: SpanKind.INTERNAL,
         startTime: state.started,

@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.js';
 import { MissingCredentialsError } from '../llm/credentials.js';
 import { ProviderConfigError } from '../llm/llm-providers.js';
 import type { LlmService } from '../llm/llm.service.js';
-import { ORCHESTRATION_KINDS, type GraphItem, type RunContextAgent, type RuntimeTool, type ToolCallContext } from '../tools/tool-kinds.js';
+import { ORCHESTRATION_KINDS, type RunContextAgent, type RuntimeTool, type ToolCallContext } from '../tools/tool-kinds.js';
 import type { ContextContributorRegistry } from './context-contributors.js';
 import { GuardrailRefusal } from '../guardrails/guardrail.types.js';
 import type { GuardrailService } from '../guardrails/guardrails.service.js';
@@ -82,7 +82,7 @@ export class AgentRunner implements TaskRunner {
       modelName = id.modelName;
       // The verified end-user token (OIDC pre-auth) is the run's, not a tool's: out of user_tokens, into its own slot.
       const { tokens: userTokens, preAuthToken } = splitPreAuth(extras.userTokens);
-      const resolved = await this.deps.llm.resolve(agent, agent.use_oidc_pre_auth_token_for_llm === true ? preAuthToken : undefined);
+      const resolved = await this.deps.llm.resolve(agent, agent.use_oidc_pre_auth_token_for_llm ? preAuthToken : undefined);
 
       const runAgent = asRunContextAgent(agent);
       const toolCtx: ToolCallContext = {
@@ -160,7 +160,7 @@ export class AgentRunner implements TaskRunner {
           tools,
           limits,
           output,
-          supervised: agent.is_supervised === true,
+          supervised: agent.is_supervised,
           toolCtx,
           req,
           run: runNumber,
@@ -208,20 +208,15 @@ export class AgentRunner implements TaskRunner {
   }
 }
 
-/** The stored agent is loose JSON; the tool providers get the fields they rely on, always present. */
+/**
+ * The agent the tool providers and context contributors see. The configuration is complete (agents/agent-config.ts),
+ * so the usual case is the agent itself, uncopied (a copy cost ~40 µs a run, profiled).
+ */
 function asRunContextAgent(agent: RunRequest['agent']): RunContextAgent {
   // A `regular` agent has no orchestration (spec 2.2): a row stored before that rule keeps its sub-agent and
   // workflow items, which are not offered.
-  if (agent.type === 'regular' && Array.isArray(agent.graph) && agent.graph.some((g) => ORCHESTRATION_KINDS.has((g as GraphItem).type))) {
-    const keep = (e: unknown) => !ORCHESTRATION_KINDS.has(String((e as { type?: unknown })?.type));
-    return asRunContextAgent({ ...agent, type: 'regular', graph: agent.graph.filter(keep), tools: Array.isArray(agent.tools) ? agent.tools.filter(keep) : agent.tools });
+  if (agent.type === 'regular' && agent.graph.some((g) => ORCHESTRATION_KINDS.has(g.type))) {
+    return { ...agent, graph: agent.graph.filter((g) => !ORCHESTRATION_KINDS.has(g.type)), tools: agent.tools.filter((e) => !ORCHESTRATION_KINDS.has(e.type)) };
   }
-  // The usual case, a stored agent with all three lists, is used as it is: copying it cost ~40 µs a run (profiled).
-  if (Array.isArray(agent.graph) && Array.isArray(agent.attached_tools) && Array.isArray(agent.knowledge_bases)) return agent as RunContextAgent;
-  return {
-    ...agent,
-    graph: Array.isArray(agent.graph) ? agent.graph : [],
-    attached_tools: Array.isArray(agent.attached_tools) ? agent.attached_tools : [],
-    knowledge_bases: Array.isArray(agent.knowledge_bases) ? agent.knowledge_bases : [],
-  } as RunContextAgent;
+  return agent;
 }

@@ -16,7 +16,7 @@ export class AgentTypeRunners implements TaskRunner {
   }
 
   run(req: RunRequest): Promise<RunOutcome> {
-    const runner = (typeof req.agent.type === 'string' && this.byType.get(req.agent.type)) || this.fallback;
+    const runner = this.byType.get(req.agent.type) ?? this.fallback;
     return runner.run(req);
   }
 }

@@ -1,3 +1,4 @@
+import type { AgentConfig } from '../agents/agent.schemas.js';
 import type { ModelMessage } from 'ai';
 import type { Logger } from '../lib/logger.js';
 import type { TaskTokens } from '../tasks/task.types.js';
@@ -30,19 +31,13 @@ export interface HistorySettings {
   maxToolCallsFromHistory: number;
 }
 
-function agno(agent: Record<string, unknown>): Record<string, unknown> {
+export function historySettings(agent: Pick<AgentConfig, 'agno_settings'>, numHistoryRuns: number): HistorySettings {
   const a = agent.agno_settings;
-  return a && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : {};
-}
-
-export function historySettings(agent: Record<string, unknown>, numHistoryRuns: number): HistorySettings {
-  const a = agno(agent);
-  const max = a.max_tool_calls_from_history;
   return {
     numHistoryRuns,
     // session_storage false keeps every earlier run from the model, summarised or not.
-    sessionSummaries: a.session_summaries === true && a.session_storage !== false,
-    maxToolCallsFromHistory: typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : 0,
+    sessionSummaries: a.session_summaries && a.session_storage,
+    maxToolCallsFromHistory: a.max_tool_calls_from_history,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { AgentConfig } from '../agents/agent.schemas.js';
 import type { RuntimeTool } from '../tools/tool-kinds.js';
 import type { ContextSection } from './context-contributors.js';
 import type { ForcedChoice, ToolGate } from './tool-gates.js';
@@ -49,12 +50,10 @@ const MAX_TEXT = 500;
 const MAX_REMINDERS = 2;
 
 /** The agent's planning settings, or undefined when it does not plan. `enforce_deep_planning` implies planning. */
-export function planningSettings(agent: Record<string, unknown>): PlanningSettings | undefined {
+export function planningSettings(agent: Pick<AgentConfig, 'deep_planning' | 'enforce_deep_planning' | 'agno_settings'>): PlanningSettings | undefined {
   const enforce = agent.enforce_deep_planning === true;
   if (agent.deep_planning !== true && !enforce) return undefined;
-  const agno = (agent.agno_settings && typeof agent.agno_settings === 'object' ? agent.agno_settings : {}) as Record<string, unknown>;
-  const r = agno.max_plan_retries;
-  return { enforce, maxRetries: typeof r === 'number' && Number.isInteger(r) && r >= 0 ? r : DEFAULT_MAX_PLAN_RETRIES };
+  return { enforce, maxRetries: agent.agno_settings.max_plan_retries };
 }
 
 /** A plan as a `plan` event stored it, when it is one (the trace is JSON written by an earlier attempt). */

@@ -1,3 +1,4 @@
+import type { AgentConfig } from '../agents/agent.schemas.js';
 import { isoTime } from '../lib/clock.js';
 import type { Task, TaskFile } from '../tasks/task.types.js';
 import type { ContextSection } from './context-contributors.js';
@@ -16,8 +17,8 @@ export interface OutputSpec {
 }
 
 /** The task's choice wins over the agent's; `voice` is refused on write (agents/unsupported-settings.ts), so only rows stored before that run here, as plain text. */
-export function outputSpec(task: Task, agent: Record<string, unknown>): OutputSpec {
-  const raw = task.output_format ?? (typeof agent.output_format === 'string' ? agent.output_format : null) ?? 'markdown';
+export function outputSpec(task: Task, agent: Pick<AgentConfig, 'output_format' | 'output_schema'>): OutputSpec {
+  const raw = task.output_format ?? agent.output_format ?? 'markdown';
   const format: OutputFormat = raw === 'json' ? 'json' : raw === 'text' || raw === 'voice' ? 'text' : 'markdown';
   const schemaRaw = task.output_schema ?? agent.output_schema;
   const schema =
@@ -28,7 +29,7 @@ export function outputSpec(task: Task, agent: Record<string, unknown>): OutputSp
 }
 
 export interface SystemPromptInput {
-  agent: Record<string, unknown>;
+  agent: Pick<AgentConfig, 'name' | 'description' | 'instructions' | 'expected_output'>;
   task: Task;
   /** Replaces the agent's instructions (role, goal, general) for this run. */
   instructionsOverride?: string | null;
@@ -59,10 +60,9 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   if (override) {
     parts.push(`## Instructions\n${override}`);
   } else {
-    const ins = (agent.instructions && typeof agent.instructions === 'object' ? agent.instructions : {}) as Record<string, unknown>;
-    const role = strings(ins.role);
-    const goal = strings(ins.goal);
-    const general = text(ins.general);
+    const role = strings(agent.instructions.role);
+    const goal = strings(agent.instructions.goal);
+    const general = text(agent.instructions.general);
     if (role.length) parts.push(`## Role\n${role.map((r) => `- ${r}`).join('\n')}`);
     if (goal.length) parts.push(`## Goal\n${goal.map((g) => `- ${g}`).join('\n')}`);
     if (general) parts.push(`## Instructions\n${general}`);

@@ -1,6 +1,8 @@
+import type { AgentConfig } from '../agents/agent.schemas.js';
+
 /**
  * The limits of one run, read from the agent's agno_settings and task_level_strategies (spec 2.5,
- * docs/contract.md#task-strategies). The stored agent is loosely typed JSON, so every field is read defensively.
+ * docs/contract.md#task-strategies). The configuration is typed and complete (agents/agent-config.ts).
  */
 
 /** agno's tool_call_limit 0 means "no limit"; a runaway loop still has to end, so 0 gets this cap. */
@@ -19,25 +21,14 @@ export interface RunLimits {
   numHistoryRuns: number;
 }
 
-function obj(v: unknown): Record<string, unknown> {
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-function posInt(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined;
-}
-
-export function runLimits(agent: Record<string, unknown>): RunLimits {
-  const agno = obj(agent.agno_settings);
-  const strategies = obj(agent.task_level_strategies);
-  const iterative = obj(strategies.iterative_strategy);
-  const history = agno.num_history_runs;
+export function runLimits(agent: Pick<AgentConfig, 'agno_settings' | 'task_level_strategies'>): RunLimits {
+  const agno = agent.agno_settings;
   return {
-    maxToolCalls: posInt(agno.tool_call_limit) ?? DEFAULT_TOOL_CALL_CAP,
+    // 0 is agno's "no limit".
+    maxToolCalls: agno.tool_call_limit || DEFAULT_TOOL_CALL_CAP,
     // The last allowed LLM call is made without tools, so a run always ends with an answer.
-    maxIterations: posInt(iterative.max_iterations) ?? DEFAULT_MAX_ITERATIONS,
+    maxIterations: agent.task_level_strategies?.iterative_strategy?.max_iterations || DEFAULT_MAX_ITERATIONS,
     // session_storage false: the thread's earlier runs are not given to the model (each run starts fresh).
-    numHistoryRuns:
-      agno.session_storage === false ? 0 : typeof history === 'number' && Number.isInteger(history) && history >= 0 ? history : DEFAULT_HISTORY_RUNS,
+    numHistoryRuns: agno.session_storage ? agno.num_history_runs : 0,
   };
 }

@@ -1,3 +1,4 @@
+import type { RunnableAgentConfig } from '../agents/agent-config.js';
 import type { Task, TaskEvent, TaskSubmission, TaskTokens } from '../tasks/task.types.js';
 
 /**
@@ -19,8 +20,8 @@ export interface ThreadMessage {
 
 export interface RunRequest {
   task: Task;
-  /** The agent configuration of the version this task runs (published version or draft). */
-  agent: Record<string, unknown> & { id: string; organization_id: string };
+  /** The agent configuration of the version this task runs (published version or draft), typed and complete. */
+  agent: RunnableAgentConfig;
   /** Earlier messages of this task (continued conversation), oldest first; the runner bounds it by num_history_runs. */
   history: ThreadMessage[];
   /** Per-run extras from the submission that are not part of the task record. */

@@ -1,3 +1,4 @@
+import type { AgentConfig } from '../agents/agent.schemas.js';
 import type { ModelMessage } from 'ai';
 import type { Logger } from '../lib/logger.js';
 import type { TaskTokens } from '../tasks/task.types.js';
@@ -23,13 +24,10 @@ export interface CompressionSettings {
   instructions: string;
 }
 
-export function compressionSettings(agent: Record<string, unknown>): CompressionSettings | null {
-  const a = agent.agno_settings as Record<string, unknown> | undefined;
-  const c = a && typeof a === 'object' ? (a.tool_calls_compression as Record<string, unknown> | undefined) : undefined;
-  if (!c || typeof c !== 'object' || c.enabled !== true) return null;
-  const threshold = typeof c.threshold === 'number' && Number.isInteger(c.threshold) && c.threshold >= 0 ? c.threshold : 3;
-  const instructions = typeof c.instructions === 'string' && c.instructions.trim() ? c.instructions.trim() : DEFAULT_COMPRESSION_INSTRUCTIONS;
-  return { threshold, instructions };
+export function compressionSettings(agent: Pick<AgentConfig, 'agno_settings'>): CompressionSettings | null {
+  const c = agent.agno_settings.tool_calls_compression;
+  if (!c.enabled) return null;
+  return { threshold: c.threshold, instructions: c.instructions.trim() || DEFAULT_COMPRESSION_INSTRUCTIONS };
 }
 
 type ToolPart = Extract<Extract<ModelMessage, { role: 'tool' }>['content'][number], { type: 'tool-result' }>;

@@ -1,4 +1,6 @@
 import type { AgentAccess } from '../auth/agent-access.js';
+import type { RunnableAgentConfig } from '../agents/agent-config.js';
+import type { AgentConfig } from '../agents/agent.schemas.js';
 
 /**
  * What the tasks domain needs from the agents domain, as a narrow port: the container adapts the agents
@@ -13,7 +15,8 @@ export interface RunnableAgent {
   status: string;
   /** The version this configuration is: a published number or 'draft'. */
   version: number | 'draft';
-  config: Record<string, unknown> & { id: string; organization_id: string };
+  /** Typed and complete: the agents domain fills what older stored versions lack when it reads them. */
+  config: RunnableAgentConfig;
 }
 
 /**
@@ -25,7 +28,7 @@ export interface SubmittableAgent {
   organization_id: string;
   status: string;
   version: number | 'draft';
-  config: Readonly<Record<string, unknown>>;
+  config: Readonly<AgentConfig>;
   /** Who may run it (src/auth/agent-access.ts); absent: anyone of the organization. */
   access?: AgentAccess;
 }

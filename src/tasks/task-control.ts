@@ -1,3 +1,4 @@
+import type { RunnableAgentConfig } from '../agents/agent-config.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { TaskAgentDirectory } from './task-agents.js';
@@ -61,7 +62,7 @@ export class TaskControl {
   }
 
   /** The configuration of the version the task ran, secrets revealed; undefined when the agent is gone. */
-  private async agentConfigOf(row: TaskRow): Promise<Record<string, unknown> | undefined> {
+  private async agentConfigOf(row: TaskRow): Promise<RunnableAgentConfig | undefined> {
     const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
     return (await this.d.agents.getRunnable(row.organization_id, row.agent_id, version).catch(() => undefined))?.config;
   }

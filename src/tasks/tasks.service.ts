@@ -16,7 +16,7 @@ import { eventRow, presentEvent, presentMessage, presentTask } from './task.pres
 import type { TaskSignals } from './task-signals.js';
 import { presentWithChildren, TaskWatch } from './task-watch.js';
 import { TaskControl } from './task-control.js';
-import { isObject, jsonOrNull, newTaskRow, withoutSeq } from './task-rows.js';
+import { jsonOrNull, newTaskRow, withoutSeq } from './task-rows.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskReport, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
 import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
 import { hasNulText, nulTextError } from '../lib/nul-text.js';
@@ -239,8 +239,8 @@ export class TasksService implements TaskSubmitter {
       expected_output: s.expectedOutput ?? null,
       instructions_override: s.instructionsOverride ?? null,
       // The effective format of this run: the invocation's, else the agent's.
-      output_format: s.outputFormat ?? (typeof cfg.output_format === 'string' ? cfg.output_format : null),
-      output_schema: jsonOrNull(s.outputSchema ?? (isObject(cfg.output_schema) ? cfg.output_schema : null)),
+      output_format: s.outputFormat ?? cfg.output_format,
+      output_schema: jsonOrNull(s.outputSchema ?? cfg.output_schema),
       disable_attachment_injection: s.disableAttachmentInjection ? 1 : 0,
       sealed_user_tokens: userTokens && Object.keys(userTokens).length ? this.secretBox.sealJson(userTokens) : null,
       max_attempts: strategies.maxAttempts,

@@ -1,3 +1,4 @@
+import type { RunnableAgentConfig } from '../agents/agent-config.js';
 import type { TaskEventType } from '../tasks/task.types.js';
 
 /**
@@ -81,15 +82,8 @@ export interface ToolCallContext {
   toolCallId?: string;
 }
 
-/** The agent configuration as the runtime sees it (a subset of the stored agent). */
-export interface RunContextAgent {
-  id: string;
-  organization_id: string;
-  graph: GraphItem[];
-  attached_tools: AttachedConnector[];
-  knowledge_bases: { id: string; strategy: string; rw?: boolean }[];
-  [key: string]: unknown;
-}
+/** The agent configuration as the tool providers and context contributors see it: the run's, typed and complete. */
+export type RunContextAgent = RunnableAgentConfig;
 
 export interface RuntimeToolProvider {
   /** Graph item types (and sub_types) this provider handles, e.g. ['tool'], ['mcp'], ['agent']. */

@@ -1,3 +1,4 @@
+import { runnableAgent } from '../support/runnable-agent.js';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
@@ -68,8 +69,9 @@ export function makeTask(overrides: Partial<Task> = {}): Task {
   };
 }
 
+/** A runnable agent on `baseUrl`; the fields not given get the create schema's defaults (test/support/runnable-agent.ts). */
 export function openaiAgent(baseUrl: string, overrides: Record<string, unknown> = {}): RunRequest['agent'] {
-  return {
+  return runnableAgent({
     id: 'agent-1',
     organization_id: 'org-1',
     name: 'Weather Bot',
@@ -87,7 +89,7 @@ export function openaiAgent(baseUrl: string, overrides: Record<string, unknown> 
     attached_tools: [],
     knowledge_bases: [],
     ...overrides,
-  };
+  });
 }
 
 export interface Recorded {

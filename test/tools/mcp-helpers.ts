@@ -1,3 +1,4 @@
+import { runnableAgent } from '../support/runnable-agent.js';
 import type { Container } from '../../src/container.js';
 import type { GraphItem, RuntimeTool, ToolCallContext } from '../../src/tools/tool-kinds.js';
 
@@ -24,7 +25,7 @@ export async function buildMcpTools(c: Container, organizationId: string, entry:
     userTokens,
     emit: async (type, data) => void events.push({ type, data }),
   };
-  const agent = { id: 'agent-mcp', organization_id: organizationId, graph: resolved.graph, attached_tools: [], knowledge_bases: [] };
+  const agent = runnableAgent({ id: 'agent-mcp', organization_id: organizationId, graph: resolved.graph });
   const tools = await c.runtime.tools.buildTools(agent, ctx);
   return {
     tools,

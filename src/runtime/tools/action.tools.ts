@@ -32,12 +32,12 @@ export class ActionToolProvider implements RuntimeToolProvider {
   constructor(private readonly connectors: ActionRuntime) {}
 
   async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
-    const dialect = schemaDialectFor(typeof agent.model_provider === 'string' ? agent.model_provider : null);
+    const dialect = schemaDialectFor(agent.model_provider);
     const graphIds = new Map<string, string>();
-    for (const g of agent.graph ?? []) if (g.type === 'tool' && !g.sub_type && g.item_id) graphIds.set(g.item_id, g.id ?? g.item_id);
+    for (const g of agent.graph) if (g.type === 'tool' && !g.sub_type && g.item_id) graphIds.set(g.item_id, g.id ?? g.item_id);
     const taken = new Set<string>();
     const tools: RuntimeTool[] = [];
-    for (const attached of agent.attached_tools ?? []) {
+    for (const attached of agent.attached_tools) {
       if (CUSTOM_FUNCTION_CONNECTORS.has(attached.id)) continue;
       // A connection or operation removed after it was attached is simply not offered.
       const conn = await this.connectors.findConnection(ctx.organizationId, attached.id);

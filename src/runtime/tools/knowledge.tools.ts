@@ -25,7 +25,7 @@ export class KnowledgeToolProvider implements RuntimeToolProvider {
   constructor(private readonly knowledge: KnowledgePort) {}
 
   async buildTools(agent: RunContextAgent): Promise<RuntimeTool[]> {
-    const kbs = (agent.knowledge_bases ?? []) as AttachedKb[];
+    const kbs: AttachedKb[] = agent.knowledge_bases;
     const searchable = kbs.filter((kb) => kb.strategy === 'agentic_rag');
     const writable = kbs.filter((kb) => kb.rw === true);
     const tools: RuntimeTool[] = [];

@@ -34,7 +34,7 @@ export class McpToolProvider implements RuntimeToolProvider {
     const items = agent.graph.filter((g) => g.type === 'mcp' && g.item_id);
     // OIDC pre-auth: with `oidc_pre_auth_token_mcp_audience`, the end user's token is the OAuth token of oauth2 servers
     // the invocation's user_tokens do not name (verified to carry that audience: src/auth/pre-auth.service.ts).
-    const preAuth = typeof agent.oidc_pre_auth_token_mcp_audience === 'string' ? ctx.preAuthToken : undefined;
+    const preAuth = agent.oidc_pre_auth_token_mcp_audience !== null ? ctx.preAuthToken : undefined;
     return (await Promise.all(items.map((item) => this.toolsFor(item, ctx, preAuth)))).flat();
   }
 

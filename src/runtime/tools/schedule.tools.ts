@@ -27,8 +27,8 @@ export class ScheduleToolProvider implements RuntimeToolProvider {
   constructor(private readonly schedules: SelfSchedulePort) {}
 
   async buildTools(agent: RunContextAgent): Promise<RuntimeTool[]> {
-    if (agent.can_self_schedule !== true) return [];
-    const max = typeof agent.max_self_schedules === 'number' ? agent.max_self_schedules : 3;
+    if (!agent.can_self_schedule) return [];
+    const max = agent.max_self_schedules;
     return [this.scheduleTool(max), this.listTool(max), this.cancelTool()];
   }
 
