@@ -49,6 +49,18 @@ const DEFAULT_PROVIDER: LLMModelProvider = 'anthropic';
 /** A created agent is returned with version 2 (spec 2.1, 9.3). */
 const FIRST_VERSION = 2;
 
+export interface AgentsServiceDeps {
+  repo: AgentsRepository;
+  clock: Clock;
+  urls: PublicUrls;
+  secretBox: SecretBox;
+  toolResolvers: ToolResolverRegistry;
+  /** Rules of other domains on the resulting configuration, create and PATCH alike. */
+  configRules?: readonly ((cfg: AgentConfig) => void)[];
+  /** Knowledge bases attached to agents are checked through this lookup; without one every id is unknown. */
+  knowledgeBases?: KnowledgeBaseLookup;
+}
+
 const duplicateName = () => AppError.invalid(['body', 'name'], 'an agent with this name already exists in the organization');
 
 export class AgentsService {
@@ -59,26 +71,20 @@ export class AgentsService {
   /** find()'s snapshot of each shared row (see find). */
   private readonly snapshots = new WeakMap<AgentRow, SubmittableAgent & { developerAccess: boolean }>();
 
-  constructor(
-    private readonly repo: AgentsRepository,
-    private readonly clock: Clock,
-    private readonly urls: PublicUrls,
-    private readonly secretBox: SecretBox,
-    toolResolvers: ToolResolverRegistry,
-  ) {
-    this.tools = new AgentToolsResolver(toolResolvers);
-  }
-
+  private readonly repo: AgentsRepository;
+  private readonly clock: Clock;
+  private readonly urls: PublicUrls;
+  private readonly secretBox: SecretBox;
   /** Rules of other domains on the resulting configuration (OIDC pre-auth: src/auth/pre-auth.service.ts), create and PATCH alike. */
-  private readonly configRules: ((cfg: AgentConfig) => void)[] = [];
+  private readonly configRules: readonly ((cfg: AgentConfig) => void)[];
 
-  useConfigRule(rule: (cfg: AgentConfig) => void): void {
-    this.configRules.push(rule);
-  }
-
-  /** Knowledge bases attached to agents are checked through this lookup; without one every id is unknown. */
-  useKnowledgeBaseLookup(lookup: KnowledgeBaseLookup): void {
-    this.tools.useKnowledgeBaseLookup(lookup);
+  constructor(d: AgentsServiceDeps) {
+    this.repo = d.repo;
+    this.clock = d.clock;
+    this.urls = d.urls;
+    this.secretBox = d.secretBox;
+    this.configRules = d.configRules ?? [];
+    this.tools = new AgentToolsResolver(d.toolResolvers, d.knowledgeBases);
   }
 
   async create(principal: Principal, input: CreateAgentInput): Promise<AgentView> {
