@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { batches, ROWS_PER_INSERT, VALUES_PER_IN_LIST } from '../db/batches.js';
+import { pageAndTotal } from '../db/paging.js';
 
 export type KbRow = Database['knowledge_bases'];
 export type DocumentRow = Database['kb_documents'];
@@ -55,22 +56,10 @@ export class KnowledgeRepository {
     return out;
   }
 
-  async listKbs(org: string, offset: number, limit: number): Promise<{ rows: KbRow[]; total: number }> {
-    const rows = await this.k
-      .selectFrom('knowledge_bases')
-      .selectAll()
-      .where('organization_id', '=', org)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .offset(offset)
-      .limit(limit)
-      .execute();
-    const { n } = await this.k
-      .selectFrom('knowledge_bases')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', org)
-      .executeTakeFirstOrThrow();
-    return { rows, total: Number(n) };
+  listKbs(org: string, offset: number, limit: number): Promise<{ rows: KbRow[]; total: number }> {
+    return pageAndTotal(this.k.selectFrom('knowledge_bases').where('organization_id', '=', org), (q) =>
+      q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit),
+    );
   }
 
   /** Ready documents per knowledge base (what `total_documents` shows). */
@@ -121,24 +110,10 @@ export class KnowledgeRepository {
     return this.k.selectFrom('kb_documents').selectAll().where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
   }
 
-  async listDocuments(org: string, kbId: string, offset: number, limit: number): Promise<{ rows: DocumentSummary[]; total: number }> {
-    const rows = await this.k
-      .selectFrom('kb_documents')
-      .select([...SUMMARY_COLUMNS])
-      .where('organization_id', '=', org)
-      .where('kb_id', '=', kbId)
-      .orderBy('created_at', 'asc')
-      .orderBy('id', 'asc')
-      .offset(offset)
-      .limit(limit)
-      .execute();
-    const { n } = await this.k
-      .selectFrom('kb_documents')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', org)
-      .where('kb_id', '=', kbId)
-      .executeTakeFirstOrThrow();
-    return { rows, total: Number(n) };
+  listDocuments(org: string, kbId: string, offset: number, limit: number): Promise<{ rows: DocumentSummary[]; total: number }> {
+    return pageAndTotal(this.k.selectFrom('kb_documents').where('organization_id', '=', org).where('kb_id', '=', kbId), (q) =>
+      q.select([...SUMMARY_COLUMNS]).orderBy('created_at', 'asc').orderBy('id', 'asc').offset(offset).limit(limit),
+    );
   }
 
   /** File ids of a knowledge base's uploaded documents (to remove the stored files with it). */
