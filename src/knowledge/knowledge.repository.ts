@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Updateable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { batches, ROWS_PER_INSERT, VALUES_PER_IN_LIST } from '../db/batches.js';
@@ -141,24 +141,20 @@ export class KnowledgeRepository {
    * Moves a document to `indexing` only while the job that claimed it still holds its fence, so a stale worker
    * cannot move a finished document back.
    */
-  async markIndexing(org: string, id: string, jobId: string, fence: number, now: number): Promise<boolean> {
-    const r = await this.k
-      .updateTable('kb_documents')
-      .set({ status: 'indexing', status_reason: null, updated_at: now })
-      .where('organization_id', '=', org)
-      .where('id', '=', id)
-      .where(({ exists, selectFrom }) =>
-        exists(selectFrom('jobs').select('jobs.id').where('jobs.id', '=', jobId).where('jobs.fence', '=', fence).where('jobs.status', '=', 'running')),
-      )
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  markIndexing(org: string, id: string, jobId: string, fence: number, now: number): Promise<boolean> {
+    return this.updateFenced(org, id, jobId, fence, { status: 'indexing', status_reason: null, updated_at: now });
   }
 
   /** Keeps the fetched text (so a retry after a crash does not fetch again); fenced like markIndexing. */
-  async saveText(org: string, id: string, jobId: string, fence: number, text: string, mimeType: string | null, name: string | null, now: number): Promise<boolean> {
+  saveText(org: string, id: string, jobId: string, fence: number, text: string, mimeType: string | null, name: string | null, now: number): Promise<boolean> {
+    return this.updateFenced(org, id, jobId, fence, { raw_text: text, mime_type: mimeType, ...(name ? { name } : {}), updated_at: now });
+  }
+
+  /** Updates a document only while the job `jobId` still runs with `fence` (a job taken over by another indexer writes nothing). */
+  private async updateFenced(org: string, id: string, jobId: string, fence: number, set: Updateable<Database['kb_documents']>): Promise<boolean> {
     const r = await this.k
       .updateTable('kb_documents')
-      .set({ raw_text: text, mime_type: mimeType, ...(name ? { name } : {}), updated_at: now })
+      .set(set)
       .where('organization_id', '=', org)
       .where('id', '=', id)
       .where(({ exists, selectFrom }) =>
