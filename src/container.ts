@@ -98,10 +98,11 @@ export interface ContainerOptions {
 
 export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
   const platform = await createPlatform(config, opts);
-  const { db, clock, log, urls, secretBox, masterKey, egress, safeFetch, schemaChecker } = platform;
+  const { db, clock, log, urls, secretBox, safeFetch, schemaChecker } = platform;
   // Observability (issue 28) before anything that reports to it.
   const observability = await createObservability(config, db, clock, log);
-  const base = { ...platform };
+  // What every module may take from the platform (a module's deps type picks what it uses).
+  const base = platform;
 
   // Each domain's module builds its services and registers its variants (tool kinds, agent types, context
   // contributors) with the registries given to it. The order is the order of dependencies; where two domains need
@@ -131,12 +132,11 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     stopTask: (orgId, taskId) => tasks.stop(orgId, taskId),
     lastEventData: (orgId, taskId, type) => tasks.lastEventData(orgId, taskId, type),
   });
-  const connectors = createConnectorsModule({ ...base, schemaChecker, toolResolvers, runtime });
+  const connectors = createConnectorsModule({ ...base, toolResolvers, runtime });
   const agentExists = async (org: string, id: string) => (await agents.find(org, id)) !== undefined;
   // The outbox is planned by the task worker and delivered by the dispatcher.
   const notifications = createNotificationsModule({
     ...base,
-    egress,
     secrets: (org, name) => secrets.reveal(org, name),
     owners: () => ({ assertTask: (o, t) => tasks.assertExists(o, t), agentExists }),
   });
@@ -148,9 +148,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     preAuth: access.preAuth,
   });
   const tasks = tasksModule.tasks;
-  const files = await createFilesModule({ ...base, masterKey });
+  const files = await createFilesModule(base);
   const webhooks = createWebhooksModule({ ...base, agents, auth: access.auth, files: files.files, tasks, rateLimits: access.rateLimits, syncTimeoutMs: config.syncTimeoutMs });
-  const tools = { ...base, schemaChecker, toolResolvers, runtime };
+  const tools = { ...base, toolResolvers, runtime };
   const customFunctions = createCustomFunctionsModule(tools);
   const mcp = createMcpModule(tools);
   const { skills } = createSkillsModule(tools);
