@@ -4,12 +4,33 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(import.meta.dirname, '../src');
 
-function sources(dir: string): string[] {
+function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sources(path);
-    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
   });
+}
+
+function sources(dir: string): string[] {
+  return filesUnder(dir).filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'));
+}
+
+/** The most lines a source file may have: a file longer than this holds more than one role (issue 30). */
+const MAX_LINES = 400;
+
+/**
+ * Files allowed over MAX_LINES for now, each with its reason and its line count when listed. The test fails for any
+ * other file over the limit, and for a listed one that has grown: split the file instead of raising a number here.
+ */
+const OVERSIZED_ALLOWED: Record<string, number> = {
+  // The task use cases (submission, waiting, reads, stop, approvals): its split into named parts is issue 30's
+  // task-engine step, done separately from the composition-root step that added this check.
+  'tasks/tasks.service.ts': 421,
+};
+
+/** Lines of a file as `wc -l` counts them (newline characters). */
+function lineCount(file: string): number {
+  return readFileSync(file, 'utf8').split('\n').length - 1;
 }
 
 /** Relative imports of a file (static, dynamic and type-only alike: a type import is still a dependency to read). */
@@ -42,5 +63,23 @@ function cycles(files: string[]): string[][] {
 describe('source layout', () => {
   it('has no import cycle in src/ (a module can be read, and loaded, before whatever uses it)', () => {
     expect(cycles(sources(SRC))).toEqual([]);
+  });
+
+  it(`has no file in src/ over ${MAX_LINES} lines but the commented allowlist, and none of those grew`, () => {
+    const over = filesUnder(SRC)
+      .map((f) => ({ file: relative(SRC, f), lines: lineCount(f) }))
+      .filter(({ file, lines }) => lines > MAX_LINES && !(file in OVERSIZED_ALLOWED && lines <= OVERSIZED_ALLOWED[file]!));
+    expect(over).toEqual([]);
+  });
+
+  it('lists no file in the oversized allowlist that no longer needs it (a split file leaves the list)', () => {
+    const stale = Object.keys(OVERSIZED_ALLOWED).filter((file) => {
+      try {
+        return lineCount(join(SRC, file)) <= MAX_LINES;
+      } catch {
+        return true;
+      }
+    });
+    expect(stale).toEqual([]);
   });
 });

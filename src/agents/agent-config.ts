@@ -1,6 +1,4 @@
 import { AGENT_CONFIG_FIELDS, CreateAgentBody, type AgentConfig } from './agent.schemas.js';
-import type { AgentRow } from './agents.repository.js';
-import { webhookUrlFor } from './agent.presenter.js';
 import { isoTime } from '../lib/clock.js';
 
 /**
@@ -68,7 +66,10 @@ export type AgentSystemFields = {
 export type RunnableAgentConfig = AgentConfig & AgentSystemFields;
 
 /** The runnable configuration of one version of a row; `config` is normalized and revealed. */
-export function runnableConfig(row: AgentRow, config: AgentConfig, version: number | 'draft', webhookBase: string): RunnableAgentConfig {
+/** The agent row's fields a runnable configuration shows (structural: the repository's AgentRow has them). */
+export type RunnableRowFields = { id: string; uniqueName: string; organizationId: string; status: string; draft: unknown; currentVersion: number; createdAt: number };
+
+export function runnableConfig(row: RunnableRowFields, config: AgentConfig, version: number | 'draft', webhookBase: string): RunnableAgentConfig {
   return {
     ...config,
     id: row.id,
@@ -81,4 +82,9 @@ export function runnableConfig(row: AgentRow, config: AgentConfig, version: numb
     created_at: isoTime(row.createdAt),
     webhook_url: webhookUrlFor(webhookBase, row.id),
   };
+}
+
+/** An agent's synchronous webhook address (its `webhook_url`). */
+export function webhookUrlFor(webhookBase: string, agentId: string): string {
+  return `${webhookBase}/?agent_id=${agentId}&asynchronous=false`;
 }

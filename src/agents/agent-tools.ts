@@ -28,13 +28,11 @@ export interface ToolsInput {
  * `graph`. Order: explicit attached_tools (each routed through its resolver), explicit graph, then `tools` merged on top.
  */
 export class AgentToolsResolver {
-  private kbLookup?: KnowledgeBaseLookup;
-
-  constructor(private readonly registry: ToolResolverRegistry) {}
-
-  useKnowledgeBaseLookup(lookup: KnowledgeBaseLookup): void {
-    this.kbLookup = lookup;
-  }
+  /** Without a lookup every knowledge-base id is unknown. */
+  constructor(
+    private readonly registry: ToolResolverRegistry,
+    private readonly kbLookup?: KnowledgeBaseLookup,
+  ) {}
 
   async resolveEntry(organizationId: string, entry: ToolEntry, loc: Loc, selfId?: string): Promise<ResolvedToolEntry> {
     if (entry.type === 'agent' && selfId && entry.agent_id === selfId) {

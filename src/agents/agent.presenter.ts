@@ -2,6 +2,7 @@ import { isoTime } from '../lib/clock.js';
 import type { AgentConfig } from './agent.schemas.js';
 import { redactSecrets } from './agent-secrets.js';
 import type { AgentRow } from './agents.repository.js';
+import { webhookUrlFor } from './agent-config.js';
 
 /** Spec 2.1 field order; configuration fields come from the stored version, the others from the agent row. */
 const FIELD_ORDER = [
@@ -27,9 +28,7 @@ export interface ViewState {
   isLatest: boolean;
 }
 
-export function webhookUrlFor(webhookBase: string, agentId: string): string {
-  return `${webhookBase}/?agent_id=${agentId}&asynchronous=false`;
-}
+export { webhookUrlFor } from './agent-config.js';
 
 /** The full agent (spec 2.1). `config` is a stored configuration; secrets are redacted unless `keepSecrets`. */
 export function presentAgent(row: AgentRow, config: AgentConfig, state: ViewState, webhookBase: string, keepSecrets = false): AgentView {

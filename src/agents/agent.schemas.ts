@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { NotificationSettings } from '../notifications/notification-settings.js';
 import { DEFAULT_MODEL_PROVIDER, LLM_MODEL_PROVIDERS } from '../llm/model-catalog.js';
-import type { GraphItem } from '../tools/tool-kinds.js';
+import type { GraphItem } from '../tools/graph-item.js';
 import { unsupportedPattern } from '../lib/safe-regexp.js';
-import { INJECTION_CONTENT_ACTIONS, MODERATION_CATEGORIES } from '../guardrails/guardrail-settings.js';
+import { INJECTION_CONTENT_ACTIONS, MODERATION_CATEGORIES } from '../guardrails/guardrail-vocabulary.js';
 
 /**
  * The agent configuration of spec 2.1, 2.2, 2.5 and 4.1 as zod schemas. `BaseFields` carries types only; the create

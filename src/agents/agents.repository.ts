@@ -6,6 +6,7 @@ import type { AgentConfig } from './agent.schemas.js';
 import { normalizeAgentConfig } from './agent-config.js';
 import type { AgentTables } from './agents.tables.js';
 import type { AgentAccess } from '../auth/agent-access.js';
+import { pageAndTotal } from '../db/paging.js';
 
 export interface AgentRow {
   id: string;
@@ -182,11 +183,8 @@ export class AgentsRepository {
       const q = this.live(organizationId);
       return owner === undefined ? q : q.where((eb) => eb.or([eb('personal', '=', 0), eb('owner', 'is', null), eb('owner', '=', owner)]));
     };
-    const [rows, count] = await Promise.all([
-      visible().select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
-      visible().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
-    ]);
-    return { rows: rows.map((r) => toRow(r as Raw)), total: Number(count?.n ?? 0) };
+    const { rows, total } = await pageAndTotal(visible(), (q) => q.select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit));
+    return { rows: rows.map((r) => toRow(r as Raw)), total };
   }
 
   async saveDraft(organizationId: string, id: string, draft: AgentConfig, now: number, status?: string): Promise<void> {
@@ -246,13 +244,10 @@ export class AgentsRepository {
 
   async listVersions(organizationId: string, id: string, offset: number, limit: number): Promise<{ rows: AgentVersionRow[]; total: number }> {
     const base = this.db.kysely.selectFrom('agent_versions').where('organization_id', '=', organizationId).where('agent_id', '=', id);
-    const [rows, count] = await Promise.all([
-      base.select(['version', 'config', 'created_at']).orderBy('version', 'desc').offset(offset).limit(limit).execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
-    ]);
+    const { rows, total } = await pageAndTotal(base, (q) => q.select(['version', 'config', 'created_at']).orderBy('version', 'desc').offset(offset).limit(limit));
     return {
       rows: rows.map((r) => ({ version: Number(r.version), config: readConfig(r.config), createdAt: Number(r.created_at) })),
-      total: Number(count?.n ?? 0),
+      total,
     };
   }
 

@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import type { ConnectorsTables } from './connectors.tables.js';
 import type { CatalogOperation } from './openapi/catalog.js';
 import { batches, ROWS_PER_INSERT } from '../db/batches.js';
+import { pageAndTotal } from '../db/paging.js';
 
 export interface ConnectorRecord {
   id: string;
@@ -98,19 +99,10 @@ export class ConnectorsRepository {
   }
 
   async listConnectors(orgId: string, offset: number, limit: number): Promise<{ items: ConnectorRecord[]; total: number }> {
-    const [rows, count] = await Promise.all([
-      this.db.kysely
-        .selectFrom('connectors')
-        .select(CONNECTOR_COLUMNS)
-        .where('organization_id', '=', orgId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .offset(offset)
-        .limit(limit)
-        .execute(),
-      this.db.kysely.selectFrom('connectors').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', orgId).executeTakeFirst(),
-    ]);
-    return { items: rows.map(toConnector), total: Number(count?.n ?? 0) };
+    const { rows, total } = await pageAndTotal(this.db.kysely.selectFrom('connectors').where('organization_id', '=', orgId), (q) =>
+      q.select(CONNECTOR_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit),
+    );
+    return { items: rows.map(toConnector), total };
   }
 
   async findDocument(orgId: string, connectorId: string): Promise<string | undefined> {
@@ -202,11 +194,8 @@ export class ConnectorsRepository {
 
   async listConnections(orgId: string, connectorId: string, offset: number, limit: number): Promise<{ items: ConnectionRecord[]; total: number }> {
     const scope = this.db.kysely.selectFrom('connector_connections').where('organization_id', '=', orgId).where('connector_id', '=', connectorId);
-    const [rows, count] = await Promise.all([
-      scope.selectAll().orderBy('created_at').orderBy('id').offset(offset).limit(limit).execute(),
-      scope.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
-    ]);
-    return { items: rows.map(toConnection), total: Number(count?.n ?? 0) };
+    const { rows, total } = await pageAndTotal(scope, (q) => q.selectAll().orderBy('created_at').orderBy('id').offset(offset).limit(limit));
+    return { items: rows.map(toConnection), total };
   }
 
   async deleteConnection(orgId: string, connectorId: string, id: string): Promise<boolean> {

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { parseJson, type Db } from '../db/database.js';
 import type { CustomFunctionsTables } from './custom-functions.tables.js';
 import { batches, VALUES_PER_IN_LIST } from '../db/batches.js';
+import { pageAndTotal } from '../db/paging.js';
 
 export type CustomFunctionStatus = 'analysing' | 'ready' | 'error';
 
@@ -80,12 +81,10 @@ export class CustomFunctionsRepository {
   }
 
   async list(organizationId: string, offset: number, limit: number): Promise<{ items: CustomFunctionRecord[]; total: number }> {
-    const base = this.db.kysely.selectFrom('custom_functions').where('organization_id', '=', organizationId);
-    const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('id', 'desc').offset(offset).limit(limit).execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return { items: rows.map(fromRow), total: Number(count.n) };
+    const { rows, total } = await pageAndTotal(this.db.kysely.selectFrom('custom_functions').where('organization_id', '=', organizationId), (q) =>
+      q.selectAll().orderBy('id', 'desc').offset(offset).limit(limit),
+    );
+    return { items: rows.map(fromRow), total };
   }
 
   /** Updates the given fields; returns false when the function does not exist in the organization. */

@@ -4,26 +4,9 @@ import type { AgentConfig } from '../agents/agent.schemas.js';
  * when it is read: agents/agent-config.ts).
  */
 
-/** What a prompt injection found in content (files, knowledge passages, tool results) does; the input always fails. */
-export const INJECTION_CONTENT_ACTIONS = ['warn', 'error'] as const;
-export type InjectionContentAction = (typeof INJECTION_CONTENT_ACTIONS)[number];
+import { INJECTION_CONTENT_ACTIONS, MODERATION_CATEGORIES, type InjectionContentAction } from './guardrail-vocabulary.js';
 
-/** The categories OpenAI's moderation endpoint reports (omni-moderation), accepted in openai_moderation_categories. */
-export const MODERATION_CATEGORIES = [
-  'harassment',
-  'harassment/threatening',
-  'hate',
-  'hate/threatening',
-  'illicit',
-  'illicit/violent',
-  'self-harm',
-  'self-harm/intent',
-  'self-harm/instructions',
-  'sexual',
-  'sexual/minors',
-  'violence',
-  'violence/graphic',
-] as const;
+export { INJECTION_CONTENT_ACTIONS, MODERATION_CATEGORIES, type InjectionContentAction } from './guardrail-vocabulary.js';
 
 export interface GuardrailSettings {
   piiDetection: boolean;

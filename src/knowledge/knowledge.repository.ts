@@ -1,7 +1,8 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Updateable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { batches, ROWS_PER_INSERT, VALUES_PER_IN_LIST } from '../db/batches.js';
+import { pageAndTotal } from '../db/paging.js';
 
 export type KbRow = Database['knowledge_bases'];
 export type DocumentRow = Database['kb_documents'];
@@ -55,22 +56,10 @@ export class KnowledgeRepository {
     return out;
   }
 
-  async listKbs(org: string, offset: number, limit: number): Promise<{ rows: KbRow[]; total: number }> {
-    const rows = await this.k
-      .selectFrom('knowledge_bases')
-      .selectAll()
-      .where('organization_id', '=', org)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .offset(offset)
-      .limit(limit)
-      .execute();
-    const { n } = await this.k
-      .selectFrom('knowledge_bases')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', org)
-      .executeTakeFirstOrThrow();
-    return { rows, total: Number(n) };
+  listKbs(org: string, offset: number, limit: number): Promise<{ rows: KbRow[]; total: number }> {
+    return pageAndTotal(this.k.selectFrom('knowledge_bases').where('organization_id', '=', org), (q) =>
+      q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit),
+    );
   }
 
   /** Ready documents per knowledge base (what `total_documents` shows). */
@@ -121,24 +110,10 @@ export class KnowledgeRepository {
     return this.k.selectFrom('kb_documents').selectAll().where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
   }
 
-  async listDocuments(org: string, kbId: string, offset: number, limit: number): Promise<{ rows: DocumentSummary[]; total: number }> {
-    const rows = await this.k
-      .selectFrom('kb_documents')
-      .select([...SUMMARY_COLUMNS])
-      .where('organization_id', '=', org)
-      .where('kb_id', '=', kbId)
-      .orderBy('created_at', 'asc')
-      .orderBy('id', 'asc')
-      .offset(offset)
-      .limit(limit)
-      .execute();
-    const { n } = await this.k
-      .selectFrom('kb_documents')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', org)
-      .where('kb_id', '=', kbId)
-      .executeTakeFirstOrThrow();
-    return { rows, total: Number(n) };
+  listDocuments(org: string, kbId: string, offset: number, limit: number): Promise<{ rows: DocumentSummary[]; total: number }> {
+    return pageAndTotal(this.k.selectFrom('kb_documents').where('organization_id', '=', org).where('kb_id', '=', kbId), (q) =>
+      q.select([...SUMMARY_COLUMNS]).orderBy('created_at', 'asc').orderBy('id', 'asc').offset(offset).limit(limit),
+    );
   }
 
   /** File ids of a knowledge base's uploaded documents (to remove the stored files with it). */
@@ -166,24 +141,20 @@ export class KnowledgeRepository {
    * Moves a document to `indexing` only while the job that claimed it still holds its fence, so a stale worker
    * cannot move a finished document back.
    */
-  async markIndexing(org: string, id: string, jobId: string, fence: number, now: number): Promise<boolean> {
-    const r = await this.k
-      .updateTable('kb_documents')
-      .set({ status: 'indexing', status_reason: null, updated_at: now })
-      .where('organization_id', '=', org)
-      .where('id', '=', id)
-      .where(({ exists, selectFrom }) =>
-        exists(selectFrom('jobs').select('jobs.id').where('jobs.id', '=', jobId).where('jobs.fence', '=', fence).where('jobs.status', '=', 'running')),
-      )
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  markIndexing(org: string, id: string, jobId: string, fence: number, now: number): Promise<boolean> {
+    return this.updateFenced(org, id, jobId, fence, { status: 'indexing', status_reason: null, updated_at: now });
   }
 
   /** Keeps the fetched text (so a retry after a crash does not fetch again); fenced like markIndexing. */
-  async saveText(org: string, id: string, jobId: string, fence: number, text: string, mimeType: string | null, name: string | null, now: number): Promise<boolean> {
+  saveText(org: string, id: string, jobId: string, fence: number, text: string, mimeType: string | null, name: string | null, now: number): Promise<boolean> {
+    return this.updateFenced(org, id, jobId, fence, { raw_text: text, mime_type: mimeType, ...(name ? { name } : {}), updated_at: now });
+  }
+
+  /** Updates a document only while the job `jobId` still runs with `fence` (a job taken over by another indexer writes nothing). */
+  private async updateFenced(org: string, id: string, jobId: string, fence: number, set: Updateable<Database['kb_documents']>): Promise<boolean> {
     const r = await this.k
       .updateTable('kb_documents')
-      .set({ raw_text: text, mime_type: mimeType, ...(name ? { name } : {}), updated_at: now })
+      .set(set)
       .where('organization_id', '=', org)
       .where('id', '=', id)
       .where(({ exists, selectFrom }) =>

@@ -53,17 +53,19 @@ export interface SearchHit {
   heading: string;
 }
 
+export interface KnowledgePorts {
+  /** Called after a job is committed, so indexers (this process's, and others' through notifications) start at once. */
+  onEnqueued: () => void;
+  /** The agents domain's answer to "does this agent exist in the organization" (for `agent_id` on PATCH). */
+  agentExists: (organizationId: string, agentId: string) => Promise<boolean>;
+}
+
 /**
  * Knowledge bases and their documents (docs/contract.md#knowledge): CRUD, adding documents (URLs fetched later by the
  * indexer; uploads extracted at once), and hybrid search. Adding a document commits the document and its
  * indexing job together, so nothing is ever queued for a document that does not exist, or the reverse.
  */
 export class KnowledgeService {
-  /** Called after a job is committed, so indexers (this process's, and others' through notifications) start at once. */
-  onEnqueued: () => void = () => {};
-  /** The agents domain's answer to "does this agent exist in the organization" (for `agent_id` on PATCH). */
-  agentExists: (organizationId: string, agentId: string) => Promise<boolean> = async () => false;
-
   constructor(
     private readonly repo: KnowledgeRepository,
     private readonly chunks: ChunkStoreRepository,
@@ -73,6 +75,7 @@ export class KnowledgeService {
     private readonly embeddings: EmbeddingProvider | undefined,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly ports: KnowledgePorts,
   ) {}
 
   /** KnowledgeBaseLookup for the agents domain. */
@@ -100,7 +103,7 @@ export class KnowledgeService {
 
   async update(org: string, id: string, patch: { name?: string; description?: string | null; agent_id?: string | null }): Promise<KnowledgeBaseView> {
     await this.requireKb(org, id);
-    if (patch.agent_id && !(await this.agentExists(org, patch.agent_id))) {
+    if (patch.agent_id && !(await this.ports.agentExists(org, patch.agent_id))) {
       throw AppError.invalid(['body', 'agent_id'], `agent '${patch.agent_id}' not found`);
     }
     const row = await this.repo.updateKb(org, id, patch, this.clock.now());
@@ -225,7 +228,7 @@ export class KnowledgeService {
       await this.repo.insertDocuments(k, rows);
       for (const r of rows) await this.jobs.enqueue(k, { organizationId: org, kind: INDEX_JOB, refId: r.id, maxAttempts: INDEX_MAX_ATTEMPTS }, now);
     });
-    this.onEnqueued();
+    this.ports.onEnqueued();
     return rows.map((r) => this.presentDocument(r));
   }
 

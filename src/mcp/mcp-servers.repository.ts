@@ -2,6 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import { parseJson, toBool, toInt, type Db } from '../db/database.js';
 import type { McpTables } from './mcp.tables.js';
 import type { McpAuthType, McpTransport } from './mcp.types.js';
+import { pageAndTotal } from '../db/paging.js';
 
 type Row = Selectable<McpTables['mcp_servers']>;
 
@@ -100,12 +101,10 @@ export class McpServersRepository {
   }
 
   async list(organizationId: string, offset: number, limit: number): Promise<{ items: StoredMcpServer[]; total: number }> {
-    const base = this.db.kysely.selectFrom('mcp_servers').where('organization_id', '=', organizationId);
-    const [rows, count] = await Promise.all([
-      base.selectAll().orderBy('id', 'desc').offset(offset).limit(limit).execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return { items: rows.map(fromRow), total: Number(count.n) };
+    const { rows, total } = await pageAndTotal(this.db.kysely.selectFrom('mcp_servers').where('organization_id', '=', organizationId), (q) =>
+      q.selectAll().orderBy('id', 'desc').offset(offset).limit(limit),
+    );
+    return { items: rows.map(fromRow), total };
   }
 
   /** Deletes the entry and the user tokens stored for it (migration 0008). */

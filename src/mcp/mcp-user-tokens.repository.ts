@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { McpUserTokensTables } from './mcp.tables.js';
+import { pageAndTotal } from '../db/paging.js';
 
 type Row = Selectable<McpUserTokensTables['mcp_user_tokens']>;
 
@@ -60,11 +61,8 @@ export class McpUserTokensRepository {
   /** Metadata only: the sealed token is not even read. */
   async list(organizationId: string, serverId: string, offset: number, limit: number): Promise<{ items: McpUserTokenMeta[]; total: number }> {
     const base = this.db.kysely.selectFrom('mcp_user_tokens').where('organization_id', '=', organizationId).where('mcp_server_id', '=', serverId);
-    const [rows, count] = await Promise.all([
-      base.select(['mcp_server_id', 'user_id', 'expires_at', 'created_at', 'updated_at']).orderBy('user_id').offset(offset).limit(limit).execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return { items: rows.map(meta), total: Number(count.n) };
+    const { rows, total } = await pageAndTotal(base, (q) => q.select(['mcp_server_id', 'user_id', 'expires_at', 'created_at', 'updated_at']).orderBy('user_id').offset(offset).limit(limit));
+    return { items: rows.map(meta), total };
   }
 
   async delete(organizationId: string, serverId: string, userId: string): Promise<boolean> {

@@ -12,19 +12,8 @@ export interface Embedded {
 
 export type MemoryRow = Omit<Database['memories'], 'seq'> & { seq: number };
 
-export interface NewMemory {
-  id: string;
-  organization_id: string;
-  agent_id: string;
-  user_id: string | null;
-  content: string;
-  source: string;
-  task_id: string | null;
-  embedding: string | null;
-  embedding_model: string | null;
-  created_at: number;
-  updated_at: number;
-}
+/** A memory row as inserted: the table's columns but the generated `seq` (memory.tables.ts). */
+export type NewMemory = Omit<Database['memories'], 'seq'>;
 
 /** Which memories a list or a count covers; `userId` null selects the agent's shared memories. */
 export interface MemoryFilter {

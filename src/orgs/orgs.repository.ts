@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { VersionedCache } from '../lib/versioned-cache.js';
 import { isRole, type KeyRole } from '../auth/roles.js';
+import { pageAndTotal } from '../db/paging.js';
 
 export interface Organization {
   id: string;
@@ -84,11 +85,8 @@ export class OrgsRepository {
   /** Keys of the organization, newest first; revoked ones too (their revocation time says so). */
   async listKeys(organizationId: string, offset: number, limit: number): Promise<{ rows: ApiKeyInfo[]; total: number }> {
     const base = this.db.kysely.selectFrom('api_keys').where('organization_id', '=', organizationId);
-    const [rows, count] = await Promise.all([
-      base.select(['id', 'name', 'role', 'created_by', 'created_at', 'revoked_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
-    ]);
-    return { rows: rows.map(toKeyInfo), total: Number(count?.n ?? 0) };
+    const { rows, total } = await pageAndTotal(base, (q) => q.select(['id', 'name', 'role', 'created_by', 'created_at', 'revoked_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit));
+    return { rows: rows.map(toKeyInfo), total };
   }
 
   async findKey(organizationId: string, id: string): Promise<ApiKeyInfo | undefined> {

@@ -2,6 +2,7 @@ import { type Insertable, type Selectable, type Transaction, type Updateable } f
 import { serialiseOn } from '../db/advisory-lock.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { pageAndTotal } from '../db/paging.js';
 
 export type ScheduleRow = Selectable<Database['schedules']>;
 export type NewScheduleRow = Insertable<Database['schedules']>;
@@ -54,11 +55,8 @@ export class SchedulesRepository {
     let q = this.db.kysely.selectFrom('schedules').where('organization_id', '=', orgId);
     if (f.agentId !== undefined) q = q.where('agent_id', '=', f.agentId);
     if (f.createdBy !== undefined) q = q.where('created_by_type', '=', f.createdBy);
-    const [rows, count] = await Promise.all([
-      q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
-      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return { rows, total: Number(count.n) };
+    const { rows, total } = await pageAndTotal(q, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit));
+    return { rows, total };
   }
 
   async countForAgent(orgId: string, agentId: string, trx: Trx | Db['kysely'] = this.db.kysely, selfMadeActive = false): Promise<number> {

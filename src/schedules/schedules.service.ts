@@ -12,7 +12,7 @@ import type { ScheduleChanges, ScheduleFilter, ScheduleRow, SchedulesRepository 
 /** Unfinished schedules (active or paused) one agent may have, API and self-made together: each is a stream of tasks. */
 export const MAX_SCHEDULES_PER_AGENT = 100;
 
-/** What the schedules domain needs from the agents and tasks domains (adapted in the container). */
+/** What the schedules domain needs from the agents and tasks domains (adapted in schedules.module.ts). */
 export interface ScheduleAgentPort {
   exists(organizationId: string, agentId: string): Promise<boolean>;
   /** The published version's `developer_access`; undefined when the agent does not exist. */

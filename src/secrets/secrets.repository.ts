@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.js';
+import { pageAndTotal } from '../db/paging.js';
 
 export interface SecretRow {
   name: string;
@@ -41,14 +42,12 @@ export class SecretsRepository {
   }
 
   async list(organizationId: string, offset: number, limit: number): Promise<{ rows: Omit<SecretRow, 'sealedValue'>[]; total: number }> {
-    const base = this.db.kysely.selectFrom('org_secrets').where('organization_id', '=', organizationId);
-    const [rows, count] = await Promise.all([
-      base.select(['name', 'description', 'created_at', 'updated_at']).orderBy('name').offset(offset).limit(limit).execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
-    ]);
+    const { rows, total } = await pageAndTotal(this.db.kysely.selectFrom('org_secrets').where('organization_id', '=', organizationId), (q) =>
+      q.select(['name', 'description', 'created_at', 'updated_at']).orderBy('name').offset(offset).limit(limit),
+    );
     return {
       rows: rows.map((r) => ({ name: r.name, description: r.description, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) })),
-      total: Number(count?.n ?? 0),
+      total,
     };
   }
 

@@ -6,6 +6,7 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { TaskRunner } from '../runtime/task-runner.js';
 import type { TaskAgentDirectory } from './task-agents.js';
 import type { TaskEndNotifier } from './task-end-notifier.js';
+import type { InvocationPreAuth } from './submission-access.js';
 import { TaskInbox } from './task-inbox.js';
 import { TaskInboxRepository } from './task-inbox.repository.js';
 import { TaskQueueRepository } from './task-queue.repository.js';
@@ -33,6 +34,7 @@ export function createTasksModule(d: {
   agents: TaskAgentDirectory;
   runner: TaskRunner;
   notifier?: TaskEndNotifier;
+  preAuth?: InvocationPreAuth;
 }): TasksModule {
   const repo = new TasksRepository(d.db);
   const queue = new TaskQueueRepository(d.db);
@@ -54,7 +56,7 @@ export function createTasksModule(d: {
     notifier: d.notifier,
   });
   // The worker takes awaited submissions straight from the service while it runs (a worker role in this process).
-  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker, d.db.dialect === 'postgres' ? 'after-send' : 'now', d.notifier);
+  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker, d.db.dialect === 'postgres' ? 'after-send' : 'now', d.notifier, d.preAuth);
   const activity = new TaskActivityService(new TaskActivityRepository(d.db), d.agents, d.clock);
   return { tasks, worker, signals, activity };
 }

@@ -71,16 +71,10 @@ export class TasksService implements TaskSubmitter {
   /** New tasks committed together: see GroupCommit. */
   private readonly intake = new GroupCommit<{ task: TaskRow; event: NewEventRow }, number>((items) => this.repo.insertNew(items), INTAKE_BATCH);
 
-  private preAuth?: InvocationPreAuth;
   /** Waits for a final status and follows traces (task-watch.ts). */
   private readonly watcher: TaskWatch;
   /** Stop and approval decisions (task-control.ts). */
   private readonly control: TaskControl;
-
-  /** OIDC pre-auth of invocations (the container wires src/auth/pre-auth.service.ts). */
-  usePreAuth(preAuth: InvocationPreAuth): void {
-    this.preAuth = preAuth;
-  }
 
   constructor(
     private readonly repo: TasksRepository,
@@ -92,6 +86,8 @@ export class TasksService implements TaskSubmitter {
     private readonly localSlots?: LocalSlots,
     private readonly runStart: RunStart = 'now',
     private readonly notifier?: TaskEndNotifier,
+    /** OIDC pre-auth of invocations (src/auth/pre-auth.service.ts); without it a pre-auth agent's invocation is refused. */
+    private readonly preAuth?: InvocationPreAuth,
   ) {
     this.watcher = new TaskWatch(repo, signals, localSlots);
     this.control = new TaskControl({ repo, agents, signals, clock, notifier });

@@ -18,16 +18,8 @@ export interface AttachedConnector {
   operation_ids: string[];
 }
 
-export interface GraphItem {
-  id?: string | null;
-  item_id: string;
-  name?: string | null;
-  type: string;
-  sub_type?: string | null;
-  targets: string[];
-  settings?: Record<string, unknown> | null;
-  is_first?: boolean;
-}
+export type { GraphItem } from './graph-item.js';
+import type { GraphItem } from './graph-item.js';
 
 export interface ResolvedToolEntry {
   attached?: AttachedConnector;

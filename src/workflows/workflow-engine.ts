@@ -5,6 +5,7 @@ import { startOf } from './workflow-graph.js';
 import { resolveTemplate, type MappingScope } from './workflow-mapping.js';
 import { isActing, STEP_EXECUTORS, type StepPorts } from './workflow-steps.js';
 import { WORKFLOW_LIMITS, type WorkflowDefinition, type WorkflowStep } from './workflow.schemas.js';
+import { raceAbort } from '../lib/abort.js';
 
 /** A step failed (or timed out); the run ends `error` with this message. */
 export class StepFailed extends Error {
@@ -232,22 +233,4 @@ function matches(op: string, v: unknown, expected: unknown): boolean {
 function same(a: unknown, b: unknown): boolean {
   if (typeof a === 'string' && typeof b === 'string') return a.trim() === b.trim();
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-}
-
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { parseJson } from '../db/database.js';
 import type { WorkflowDefinition } from './workflow.schemas.js';
+import { pageAndTotal } from '../db/paging.js';
 
 export interface WorkflowRow {
   id: string;
@@ -72,11 +73,8 @@ export class WorkflowsRepository {
   }
 
   async list(orgId: string, offset: number, limit: number): Promise<{ rows: WorkflowRow[]; total: number }> {
-    const [rows, count] = await Promise.all([
-      this.live(orgId).select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
-      this.live(orgId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
-    ]);
-    return { rows: rows.map((r) => toRow(r as Raw)), total: Number(count?.n ?? 0) };
+    const { rows, total } = await pageAndTotal(this.live(orgId), (q) => q.select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit));
+    return { rows: rows.map((r) => toRow(r as Raw)), total };
   }
 
   async saveDraft(orgId: string, id: string, draft: WorkflowDefinition, now: number): Promise<void> {
@@ -127,11 +125,8 @@ export class WorkflowsRepository {
 
   async listVersions(orgId: string, id: string, offset: number, limit: number): Promise<{ rows: WorkflowVersionRow[]; total: number }> {
     const base = this.db.kysely.selectFrom('workflow_versions').where('organization_id', '=', orgId).where('workflow_id', '=', id);
-    const [rows, count] = await Promise.all([
-      base.select(['version', 'definition', 'created_at']).orderBy('version', 'desc').offset(offset).limit(limit).execute(),
-      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
-    ]);
-    return { rows: rows.map(toVersion), total: Number(count?.n ?? 0) };
+    const { rows, total } = await pageAndTotal(base, (q) => q.select(['version', 'definition', 'created_at']).orderBy('version', 'desc').offset(offset).limit(limit));
+    return { rows: rows.map(toVersion), total };
   }
 
   async findVersion(orgId: string, id: string, version: number): Promise<WorkflowVersionRow | undefined> {

@@ -141,13 +141,14 @@ describe.each(TEST_DBS)('agent tools (%s)', (kind) => {
     const a = await createAgent(t, { name: 'Patch tools' });
     expectIssue(await t.req('PATCH', `/v1/agents/${a.id}`, { attached_tools: [{ id: 'conn-x', operation_ids: ['y'] }] }), ['body', 'attached_tools', 0, 'connection_id'], 'value_error');
     expectIssue(await t.req('PATCH', `/v1/agents/${a.id}`, { knowledge_bases: [{ id: 'kb-9', strategy: 'agentic_rag' }] }), ['body', 'knowledge_bases', 0, 'id'], 'value_error');
-    t.c.agents.useKnowledgeBaseLookup({ exists: async (org, id) => org === t.orgA && id === 'kb-1' });
-    const ok = await t.req('PATCH', `/v1/agents/${a.id}?deploy=true`, { knowledge_bases: [{ id: 'kb-1', strategy: 'agentic_rag' }], tools: [{ type: 'action', connection_id: 'conn-2', operation_ids: ['getWeather'] }] });
+    // A real knowledge base of org A: the agents service checks ids through the knowledge domain.
+    const kb = (await t.req('POST', '/v1/knowledge', { name: 'Patch tools kb' })).json() as { id: string };
+    const ok = await t.req('PATCH', `/v1/agents/${a.id}?deploy=true`, { knowledge_bases: [{ id: kb.id, strategy: 'agentic_rag' }], tools: [{ type: 'action', connection_id: 'conn-2', operation_ids: ['getWeather'] }] });
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json()).toMatchObject({
-      knowledge_bases: [{ id: 'kb-1', name: null, description: null, strategy: 'agentic_rag', rw: false, documents: [] }],
+      knowledge_bases: [{ id: kb.id, name: null, description: null, strategy: 'agentic_rag', rw: false, documents: [] }],
       attached_tools: [{ id: 'conn-2', operation_ids: ['getWeather'] }],
     });
-    expectIssue(await t.req('POST', '/v1/agents', { name: 'kb other org', knowledge_bases: [{ id: 'kb-1', strategy: 'vanilla' }] }, { 'x-api-key': t.keyB }), ['body', 'knowledge_bases', 0, 'id'], 'value_error');
+    expectIssue(await t.req('POST', '/v1/agents', { name: 'kb other org', knowledge_bases: [{ id: kb.id, strategy: 'vanilla' }] }, { 'x-api-key': t.keyB }), ['body', 'knowledge_bases', 0, 'id'], 'value_error');
   });
 });

@@ -3,11 +3,11 @@ import type { ToolEntryType } from '../agent.schemas.js';
 import { AgentToolResolver, type AgentNameLookup } from './agent.resolver.js';
 
 /**
- * Create-time resolvers of `tools` entries (spec 2.3), one per entry type (docs/architecture.md rule 8). The container
- * builds this object in the agents section and each tool-kind domain adds its line in its own section:
+ * Create-time resolvers of `tools` entries (spec 2.3), one per entry type (docs/architecture.md rule 8). The agents
+ * module builds this object and each tool-kind domain's module adds its line:
  *
- *   toolResolvers.action = new ConnectionToolResolver(...);        // connectors (issue 5)
- *   toolResolvers.custom_function = new CustomFunctionToolResolver(...);  // tool kinds (issue 6)
+ *   toolResolvers.action = new ActionToolResolver(...);                  // connectors.module.ts
+ *   toolResolvers.custom_function = new CustomFunctionToolResolver(...);  // custom-functions.module.ts
  *
  * Each resolver receives the entry as validated by `ToolEntry` (src/agents/agent.schemas.ts) and the `loc` of the
  * entry (e.g. ['body','tools',3]); it throws `AppError.invalid([...loc, '<field>'], '...')` for anything that does not

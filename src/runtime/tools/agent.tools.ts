@@ -2,6 +2,7 @@ import { withPreAuth } from '../../auth/pre-auth-token.js';
 import { FINAL_STATUSES, type Task, type TaskSubmitter } from '../../tasks/task.types.js';
 import type { GraphItem, RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 import { toolName } from './index.js';
+import { raceAbort } from '../../lib/abort.js';
 
 /**
  * Sub-agents (graph items of type `agent`): each becomes a tool that submits a child task (source `sub_agent`,
@@ -122,21 +123,4 @@ export class AgentToolProvider implements RuntimeToolProvider {
     }
     return task;
   }
-}
-
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

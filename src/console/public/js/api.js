@@ -61,13 +61,7 @@ export async function api(method, url, { body, key, signal } = {}) {
     if (e.name === 'AbortError') throw e;
     throw new ApiError(0, null);
   }
-  const text = await res.text();
-  let json = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = text;
-  }
+  const json = await readBody(res);
   if (!res.ok) {
     if ((res.status === 401 || res.status === 403) && key === undefined) onUnauthorized();
     throw new ApiError(res.status, json && typeof json === 'object' ? json.detail : null);
@@ -84,15 +78,34 @@ export async function streamEvents(url, { onEvent, signal, lastEventId }) {
   if (lastEventId) headers['last-event-id'] = lastEventId;
   const res = await fetch(url, { headers, signal, cache: 'no-store' });
   if (!res.ok) {
-    let detail = null;
-    try {
-      detail = (await res.json()).detail;
-    } catch {
-      detail = null;
-    }
+    const detail = await errorDetail(res);
     if (res.status === 401 || res.status === 403) onUnauthorized();
     throw new ApiError(res.status, detail);
   }
+  return readSse(res, onEvent);
+}
+
+/** A response's body: its JSON, its text when it is not JSON, null when empty. */
+export async function readBody(res) {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
+  }
+}
+
+/** The `detail` of a refused request's JSON body, or null. */
+export async function errorDetail(res) {
+  try {
+    return (await res.json()).detail;
+  } catch {
+    return null;
+  }
+}
+
+/** Feeds a server-sent event body to onEvent until the server ends it; resolves to the last event id. */
+export async function readSse(res, onEvent) {
   const parser = new SseParser(onEvent);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   try {

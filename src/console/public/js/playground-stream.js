@@ -1,5 +1,4 @@
-import { ApiError, path, query, session } from './api.js';
-import { SseParser } from './sse.js';
+import { ApiError, errorDetail, path, query, readSse, session } from './api.js';
 
 /**
  * Starts a run with POST /v1/agents/{id}/invoke/stream and passes each event envelope ({type, time, data}) to
@@ -31,16 +30,8 @@ export async function invokeStream(agentId, { text, files = [], taskId = null, v
     if (e.name === 'AbortError') throw e;
     throw new ApiError(0, null);
   }
-  if (!res.ok) {
-    let detail = null;
-    try {
-      detail = (await res.json()).detail;
-    } catch {
-      detail = null;
-    }
-    throw new ApiError(res.status, detail);
-  }
-  const parser = new SseParser((e) => {
+  if (!res.ok) throw new ApiError(res.status, await errorDetail(res));
+  await readSse(res, (e) => {
     try {
       const v = JSON.parse(e.data);
       if (v && typeof v === 'object' && typeof v.type === 'string') onEvent(v);
@@ -48,14 +39,4 @@ export async function invokeStream(agentId, { text, files = [], taskId = null, v
       // not an envelope (a comment or keep-alive): nothing to show
     }
   });
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      parser.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
 }

@@ -1,4 +1,4 @@
-import { ApiError, session } from '../api.js';
+import { ApiError, readBody, session } from '../api.js';
 import { announce, h, replaceChildren } from '../dom.js';
 import { errorAlert } from '../components.js';
 
@@ -89,13 +89,7 @@ export function showErrors(form, status, err) {
 /** POSTs a multipart form (files) with the session's key; same errors as api(). */
 export async function upload(url, formData, { signal } = {}) {
   const res = await fetch(url, { method: 'POST', headers: { accept: 'application/json', 'x-api-key': session.key ?? '' }, body: formData, signal, cache: 'no-store' });
-  const text = await res.text();
-  let json = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = text;
-  }
+  const json = await readBody(res);
   if (!res.ok) throw new ApiError(res.status, json && typeof json === 'object' ? json.detail : null);
   return json;
 }

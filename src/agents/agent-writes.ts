@@ -1,0 +1,165 @@
+import { ownerOf, type Principal } from '../auth/principal.js';
+import { isUniqueViolation } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { newId } from '../lib/ids.js';
+import { chooseModel, DEFAULT_MODEL_PROVIDER } from '../llm/model-catalog.js';
+import { checkExternalAgent, isExternalType } from '../external-agents/connectivity.js';
+import type { AgentConfig, CreateAgentInput, PatchAgentInput } from './agent.schemas.js';
+import type { AgentView } from './agent.presenter.js';
+import { revealSecrets, sealSecrets } from './agent-secrets.js';
+import { duplicateName, type AgentStore } from './agent-store.js';
+import type { AgentToolsResolver } from './agent-tools.js';
+import { refuseOrchestrationOnRegular } from './agent-type-rules.js';
+import { randomUniqueName } from './unique-name.js';
+import { refuseUnsupportedSettings } from './unsupported-settings.js';
+
+/** A created agent is returned with version 2 (spec 2.1, 9.3). */
+const FIRST_VERSION = 2;
+
+/** Creating, changing, publishing and deleting agents: every change is checked on the resulting configuration. */
+export class AgentWrites {
+  constructor(
+    private readonly store: AgentStore,
+    private readonly tools: AgentToolsResolver,
+    /** Rules of other domains on the resulting configuration (OIDC pre-auth: src/auth/pre-auth.service.ts), create and PATCH alike. */
+    private readonly configRules: readonly ((cfg: AgentConfig) => void)[],
+  ) {}
+
+  async create(principal: Principal, input: CreateAgentInput): Promise<AgentView> {
+    const org = principal.organizationId;
+    if (await this.store.repo.nameTaken(org, input.name)) throw duplicateName();
+    const model = chooseModel(input.model_provider, input.model_name);
+    const config: AgentConfig = {
+      ...input,
+      model_provider: model.provider,
+      model_name: model.modelName,
+      created_by: input.created_by ?? principal.subject,
+    };
+    checkConsistency(config);
+    refuseOrchestrationOnRegular({ tools: input.tools, graph: input.graph }, config);
+    for (const rule of this.configRules) rule(config);
+    await this.store.checkSubAgents(org, ownerOf(principal), input.tools, ['body', 'tools']);
+    checkExternalAgent(config);
+    const resolved = await this.tools.resolve(
+      org,
+      { tools: input.tools, explicitAttached: input.attached_tools, baseAttached: [], graph: input.graph, validateGraph: true, knowledgeBases: input.knowledge_bases },
+      ['body'],
+    );
+    const stored = sealSecrets({ ...config, ...resolved }, this.store.secretBox);
+    const now = this.store.clock.now();
+    const id = newId();
+    for (let attempt = 0; ; attempt++) {
+      const uniqueName = await this.pickUniqueName(org);
+      try {
+        // The owner is the authenticated caller, never the caller-writable `created_by`.
+        const access = { owner: ownerOf(principal), personal: stored.access_scope !== 'organizational' };
+        await this.store.repo.insert({ id, organizationId: org, name: stored.name, uniqueName, status: 'ACTIVE', currentVersion: FIRST_VERSION, config: stored, createdBy: stored.created_by, access, createdAt: now });
+        break;
+      } catch (e) {
+        if (!isUniqueViolation(e)) throw e;
+        if (!/unique_name/.test(String((e as Error).message)) || attempt >= 5) throw duplicateName();
+      }
+    }
+    return this.store.get(org, id);
+  }
+
+  /**
+   * PATCH: with `deploy` or with staging off (`should_stage_before_publish` of the resulting configuration) the change
+   * is published at once as a new version; otherwise it goes to the draft. `status` applies at once either way.
+   */
+  async update(principal: Principal, id: string, patch: PatchAgentInput, opts: { deploy: boolean }): Promise<AgentView> {
+    const org = principal.organizationId;
+    const row = await this.store.load(org, id, principal);
+    const { status, ...fields } = patch;
+    if (Object.keys(fields).length === 0 && !opts.deploy) {
+      if (status && status !== row.status) await this.store.repo.setStatus(org, id, status, this.store.clock.now());
+      return this.store.get(org, id);
+    }
+    const base = row.draft ?? row.config;
+    if (fields.name !== undefined && fields.name !== base.name && (await this.store.repo.nameTaken(org, fields.name, id))) throw duplicateName();
+    const merged = applyPatch(base, fields);
+    if ('model_provider' in fields || 'model_name' in fields) {
+      const provider = merged.model_provider ?? DEFAULT_MODEL_PROVIDER;
+      const providerChanged = provider !== base.model_provider;
+      const requested = 'model_name' in fields ? fields.model_name : providerChanged ? null : base.model_name;
+      merged.model_provider = provider;
+      merged.model_name = chooseModel(provider, requested).modelName;
+    }
+    checkConsistency(merged);
+    refuseOrchestrationOnRegular({ tools: fields.tools, graph: fields.graph }, merged);
+    for (const rule of this.configRules) rule(merged);
+    await this.store.checkSubAgents(org, row.access.owner, fields.tools, ['body', 'tools']);
+    // Stored secrets of the unchanged part are sealed: the external-agent checks read them revealed.
+    if (isExternalType(merged.type)) checkExternalAgent(revealSecrets(merged as unknown as Record<string, unknown>, this.store.secretBox));
+    if (fields.tools || fields.attached_tools || fields.graph || fields.knowledge_bases) {
+      const resolved = await this.tools.resolve(
+        org,
+        {
+          tools: fields.tools ?? [],
+          explicitAttached: fields.attached_tools,
+          baseAttached: merged.attached_tools,
+          graph: merged.graph,
+          validateGraph: fields.graph !== undefined,
+          knowledgeBases: fields.knowledge_bases ?? [],
+        },
+        ['body'],
+        id,
+      );
+      merged.attached_tools = resolved.attached_tools;
+      merged.graph = resolved.graph;
+    }
+    const stored = sealSecrets(merged, this.store.secretBox, base as unknown as Record<string, unknown>);
+    await this.store.persist(row, stored, opts.deploy || !stored.should_stage_before_publish, status);
+    return this.store.get(org, id);
+  }
+
+  /** `PUT /v1/agents/{id}`: publishes the draft (or the current configuration again) as version + 1. */
+  async deploy(organizationId: string, id: string, viewer?: Principal): Promise<AgentView> {
+    const row = await this.store.load(organizationId, id, viewer);
+    await this.store.persist(row, row.draft ?? row.config, true);
+    return this.store.get(organizationId, id);
+  }
+
+  async delete(organizationId: string, id: string, viewer?: Principal): Promise<{ id: string; deleted: true }> {
+    const row = await this.store.load(organizationId, id, viewer);
+    if (row.config.deletable === false || row.draft?.deletable === false) throw new AppError('conflict', 'Agent is not deletable');
+    if (!(await this.store.repo.softDelete(organizationId, id, this.store.clock.now()))) throw AppError.notFound('Agent');
+    return { id, deleted: true };
+  }
+
+  private async pickUniqueName(organizationId: string): Promise<string> {
+    for (let attempt = 0; attempt < 60; attempt++) {
+      const name = randomUniqueName(attempt);
+      if (!(await this.store.repo.uniqueNameTaken(organizationId, name))) return name;
+    }
+    return randomUniqueName(60);
+  }
+}
+
+/** `agno_settings` (and its `tool_calls_compression`) and `instructions` merge key by key; other fields replace. */
+function applyPatch(base: AgentConfig, fields: Omit<PatchAgentInput, 'status'>): AgentConfig {
+  const out = { ...base } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    if (k === 'agno_settings') {
+      const p = v as Record<string, unknown>;
+      const tcc = p.tool_calls_compression ? { ...base.agno_settings.tool_calls_compression, ...(p.tool_calls_compression as object) } : base.agno_settings.tool_calls_compression;
+      out[k] = { ...base.agno_settings, ...p, tool_calls_compression: tcc };
+    } else if (k === 'instructions') out[k] = { ...base.instructions, ...(v as object) };
+    else out[k] = v;
+  }
+  return out as AgentConfig;
+}
+
+
+/** Rules across fields, checked on the resulting configuration (create and PATCH alike). */
+function checkConsistency(cfg: AgentConfig): void {
+  if (cfg.use_oidc_pre_auth_token_for_llm && !cfg.use_oidc_pre_auth) {
+    throw AppError.invalid(['body', 'use_oidc_pre_auth_token_for_llm'], 'use_oidc_pre_auth_token_for_llm requires use_oidc_pre_auth');
+  }
+  // Enforcing a plan without planning would be a contradiction to guess about (docs/planning-and-chaining.md).
+  if (cfg.enforce_deep_planning === true && cfg.deep_planning !== true) {
+    throw AppError.invalid(['body', 'enforce_deep_planning'], 'enforce_deep_planning requires deep_planning');
+  }
+  refuseUnsupportedSettings(cfg);
+}

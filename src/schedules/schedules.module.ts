@@ -1,0 +1,32 @@
+import type { AgentsService } from '../agents/agents.service.js';
+import type { Db } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { ScheduleToolProvider } from '../runtime/tools/schedule.tools.js';
+import type { TasksService } from '../tasks/tasks.service.js';
+import { ScheduleFiring } from './schedule-firing.js';
+import { ScheduleScheduler } from './schedule.scheduler.js';
+import { SchedulesRepository } from './schedules.repository.js';
+import { SchedulesService } from './schedules.service.js';
+
+/** Schedules (issue 23): CRUD and the agent's own schedules (the `schedule` tool kind); the scheduler that fires them. */
+export function createSchedulesModule(d: {
+  db: Db;
+  agents: AgentsService;
+  tasks: TasksService;
+  runtime: Runtime;
+  clock: Clock;
+  log: Logger;
+  pollMs: number;
+}): { schedules: SchedulesService; scheduler: ScheduleScheduler } {
+  const repo = new SchedulesRepository(d.db);
+  const agents = {
+    exists: (org: string, id: string) => d.agents.exists(org, id),
+    developerAccess: async (org: string, id: string) => (await d.agents.find(org, id))?.developerAccess,
+  };
+  const schedules = new SchedulesService(repo, agents, d.tasks, d.clock);
+  const scheduler = new ScheduleScheduler(repo, new ScheduleFiring(repo, d.tasks, agents), d.clock, d.log, d.pollMs);
+  d.runtime.tools.register('schedule', new ScheduleToolProvider(schedules));
+  return { schedules, scheduler };
+}
