@@ -36,3 +36,13 @@ export interface SlotReservation {
    */
   start(row: TaskRow, committed: Promise<boolean>): void;
 }
+
+/**
+ * When an awaited task's run starts beside its commit (local-slots.ts). The run's setup and first model call overlap
+ * the commit either way; what differs is which goes first on this thread.
+ * - `after-send` (PostgreSQL): once the commit is on its way, so the database's round trip and WAL flush, the longest
+ *   part of the sync round trip, begin before the run's CPU work rather than after it (p50 5.97 -> 5.43 ms, A/B);
+ * - `now` (libsql): the commit is CPU on this thread, so the model call is better sent first and answered while it
+ *   runs (run first: 1.96 ms p50; commit first: 2.46 ms).
+ */
+export type RunStart = 'now' | 'after-send';

@@ -10,12 +10,13 @@ import type { ThreadMessage } from '../runtime/task-runner.js';
 import { taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from './task-agents.js';
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
 import type { TaskInbox } from './task-inbox.js';
-import type { LocalSlots } from './local-slots.js';
+import type { LocalSlots, RunStart } from './local-slots.js';
 import type { TaskEndNotifier } from './task-end-notifier.js';
 import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
 import type { TaskSignals } from './task-signals.js';
 import { presentWithChildren, TaskWatch } from './task-watch.js';
 import { TaskControl } from './task-control.js';
+import { checkDailyLimit, overDailyLimit } from './task-daily-limit.js';
 import { jsonOrNull, newTaskRow, withoutSeq } from './task-rows.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskReport, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
 import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
@@ -25,7 +26,6 @@ import type { Principal } from '../auth/principal.js';
 import { admitSubmission, type InvocationPreAuth } from './submission-access.js';
 import { checkedCallDepth } from './call-depth.js';
 
-const DAY_MS = 86_400_000;
 const EVENT_BATCH = 500;
 /** Tasks per group commit: 44 columns each, well under SQLite's 32,766 bound parameters per statement. */
 const INTAKE_BATCH = 200;
@@ -38,15 +38,7 @@ interface Prepared {
   now: number;
 }
 
-/**
- * When an awaited task's run starts beside its commit (local-slots.ts). The run's setup and first model call overlap
- * the commit either way; what differs is which goes first on this thread.
- * - `after-send` (PostgreSQL): once the commit is on its way, so the database's round trip and WAL flush, the longest
- *   part of the sync round trip, begin before the run's CPU work rather than after it (p50 5.97 -> 5.43 ms, A/B);
- * - `now` (libsql): the commit is CPU on this thread, so the model call is better sent first and answered while it
- *   runs (run first: 1.96 ms p50; commit first: 2.46 ms).
- */
-export type RunStart = 'now' | 'after-send';
+export type { RunStart } from './local-slots.js';
 
 /** The claim a task is committed with (TasksService.enqueueClaimed); `trx` is the transaction both share. */
 export interface ClaimHooks {
@@ -153,7 +145,7 @@ export class TasksService implements TaskSubmitter {
         const out = await this.repo.transaction(async (trx) => {
           // Counted in the transaction that inserts, serialised per agent: simultaneous submissions at the limit
           // cannot both pass it.
-          if (strategies.maxRunsPerDay !== undefined) await this.checkDailyLimit(trx, s, strategies.maxRunsPerDay, now);
+          if (strategies.maxRunsPerDay !== undefined) await checkDailyLimit(this.repo, trx, s, strategies.maxRunsPerDay, now);
           const existing = await this.repo.find(s.organizationId, id, trx);
           let row: TaskRow | undefined;
           if (existing) {
@@ -193,7 +185,7 @@ export class TasksService implements TaskSubmitter {
     const out = await this.repo.transaction(async (trx): Promise<ClaimedTask> => {
       if (!(await hooks.claim(trx, id))) return { claimed: false };
       if (strategies.maxRunsPerDay !== undefined) {
-        const over = await this.overDailyLimit(trx, s, strategies.maxRunsPerDay, now);
+        const over = await overDailyLimit(this.repo, trx, s, strategies.maxRunsPerDay, now);
         if (over) {
           await hooks.settle(trx, { limited: over.message });
           return { claimed: true, limited: over.message };
@@ -403,19 +395,4 @@ export class TasksService implements TaskSubmitter {
     this.signals.publish({ kind: 'queued' });
     this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true }, { local: isNew });
   }
-
-  private async checkDailyLimit(trx: Transaction<Database>, s: TaskSubmission, max: number, now: number): Promise<void> {
-    const over = await this.overDailyLimit(trx, s, max, now);
-    if (over) throw new AppError('rate_limited', over.message, { retryAfter: over.retryAfter });
-  }
-
-  /** Whether the agent's runs of this UTC day reached `max` (locks the agent's count until the transaction ends). */
-  private async overDailyLimit(trx: Transaction<Database>, s: TaskSubmission, max: number, now: number): Promise<{ message: string; retryAfter: number } | undefined> {
-    const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
-    await this.repo.lockAgentRuns(trx, s.organizationId, s.agentId);
-    const used = await this.repo.countRunsSince(s.organizationId, s.agentId, dayStart, trx);
-    if (used < max) return undefined;
-    return { message: `The agent's limit of ${max} runs per day is reached`, retryAfter: Math.max(1, Math.ceil((dayStart + DAY_MS - now) / 1000)) };
-  }
-
 }
