@@ -56,7 +56,7 @@ export function createTasksModule(d: {
     notifier: d.notifier,
   });
   // The worker takes awaited submissions straight from the service while it runs (a worker role in this process).
-  const tasks = new TasksService(repo, d.agents, signals, d.secretBox, d.clock, inbox, worker, d.db.dialect === 'postgres' ? 'after-send' : 'now', d.notifier, d.preAuth);
+  const tasks = new TasksService({ repo, agents: d.agents, signals, secretBox: d.secretBox, clock: d.clock, inbox, localSlots: worker, runStart: d.db.dialect === 'postgres' ? 'after-send' : 'now', notifier: d.notifier, preAuth: d.preAuth });
   const activity = new TaskActivityService(new TaskActivityRepository(d.db), d.agents, d.clock);
   return { tasks, worker, signals, activity };
 }

@@ -1,6 +1,4 @@
-import type { Transaction } from 'kysely';
 import { isUniqueViolation } from '../db/database.js';
-import type { Database } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { GroupCommit } from '../lib/group-commit.js';
@@ -25,6 +23,7 @@ import { canSeeAgent, listOwner } from '../auth/agent-access.js';
 import type { Principal } from '../auth/principal.js';
 import { admitSubmission, type InvocationPreAuth } from './submission-access.js';
 import { checkedCallDepth } from './call-depth.js';
+import type { ClaimedTask, ClaimHooks } from './task-claim-hooks.js';
 
 const EVENT_BATCH = 500;
 /** Tasks per group commit: 44 columns each, well under SQLite's 32,766 bound parameters per statement. */
@@ -40,19 +39,28 @@ interface Prepared {
 
 export type { RunStart } from './local-slots.js';
 
-/** The claim a task is committed with (TasksService.enqueueClaimed); `trx` is the transaction both share. */
-export interface ClaimHooks {
-  /** Claims the occurrence for the task `taskId`; false when another process has it (nothing is committed). */
-  claim(trx: Transaction<Database>, taskId: string): Promise<boolean>;
-  /** Records what came of the claim: the task made, or the limit that stopped it. */
-  settle(trx: Transaction<Database>, outcome: { taskId?: string; limited?: string }): Promise<void>;
-}
-
-export type ClaimedTask = { claimed: false } | { claimed: true; task?: Task; limited?: string };
+export type { ClaimedTask, ClaimHooks } from './task-claim-hooks.js';
 
 export interface TaskPage {
   items: Task[];
   total: number;
+}
+
+/** What the task use cases are built with (tasks.module.ts). */
+export interface TasksServiceDeps {
+  repo: TasksRepository;
+  agents: TaskAgentDirectory;
+  signals: TaskSignals;
+  secretBox: SecretBox;
+  clock: Clock;
+  inbox: TaskInbox;
+  /** This process's worker, when it runs one: awaited submissions are handed to a free slot (local-slots.ts). */
+  localSlots?: LocalSlots;
+  /** When an awaited run starts beside its commit (local-slots.ts); 'now' by default. */
+  runStart?: RunStart;
+  notifier?: TaskEndNotifier;
+  /** OIDC pre-auth of invocations (src/auth/pre-auth.service.ts); without it a pre-auth agent's invocation is refused. */
+  preAuth?: InvocationPreAuth;
 }
 
 /**
@@ -61,28 +69,16 @@ export interface TaskPage {
  */
 export class TasksService implements TaskSubmitter {
   /** New tasks committed together: see GroupCommit. */
-  private readonly intake = new GroupCommit<{ task: TaskRow; event: NewEventRow }, number>((items) => this.repo.insertNew(items), INTAKE_BATCH);
+  private readonly intake = new GroupCommit<{ task: TaskRow; event: NewEventRow }, number>((items) => this.d.repo.insertNew(items), INTAKE_BATCH);
 
   /** Waits for a final status and follows traces (task-watch.ts). */
   private readonly watcher: TaskWatch;
   /** Stop and approval decisions (task-control.ts). */
   private readonly control: TaskControl;
 
-  constructor(
-    private readonly repo: TasksRepository,
-    private readonly agents: TaskAgentDirectory,
-    private readonly signals: TaskSignals,
-    private readonly secretBox: SecretBox,
-    private readonly clock: Clock,
-    private readonly inbox: TaskInbox,
-    private readonly localSlots?: LocalSlots,
-    private readonly runStart: RunStart = 'now',
-    private readonly notifier?: TaskEndNotifier,
-    /** OIDC pre-auth of invocations (src/auth/pre-auth.service.ts); without it a pre-auth agent's invocation is refused. */
-    private readonly preAuth?: InvocationPreAuth,
-  ) {
-    this.watcher = new TaskWatch(repo, signals, localSlots);
-    this.control = new TaskControl({ repo, agents, signals, clock, notifier });
+  constructor(private readonly d: TasksServiceDeps) {
+    this.watcher = new TaskWatch(d.repo, d.signals, d.localSlots);
+    this.control = new TaskControl(d);
   }
 
   async submit(s: TaskSubmission): Promise<Task> {
@@ -100,8 +96,8 @@ export class TasksService implements TaskSubmitter {
       return (await this.commit(s, prepared)).task.id;
     }
     const id = newId();
-    await this.inbox.append(newTaskRow(s, id, prepared.fields, prepared.now));
-    this.signals.publish({ kind: 'queued', inbox: true });
+    await this.d.inbox.append(newTaskRow(s, id, prepared.fields, prepared.now));
+    this.d.signals.publish({ kind: 'queued', inbox: true });
     return id;
   }
 
@@ -120,7 +116,7 @@ export class TasksService implements TaskSubmitter {
       const row = newTaskRow(s, newId(), fields, now);
       const task = presentTask(row);
       // The trace and the caller see the task as created (pending) either way; the worker's first event says it runs.
-      const slot = s.awaited ? this.localSlots?.reserve() : undefined;
+      const slot = s.awaited ? this.d.localSlots?.reserve() : undefined;
       // Spread, not assign: the copy keeps the row's fast shape (the claim only overwrites existing columns).
       const stored = slot ? { ...row, ...slot.claim(now) } : row;
       const committing = this.intake.add({ task: stored, event: eventRow(row, 'task_created', now, task) });
@@ -128,7 +124,7 @@ export class TasksService implements TaskSubmitter {
       if (slot) {
         const start = () => slot.start(stored, committing.then(() => true, () => false));
         // The group commit sends its batch on the next turn (setImmediate, first in line): see RunStart.
-        if (this.runStart === 'after-send') setImmediate(start);
+        if ((this.d.runStart ?? 'now') === 'after-send') setImmediate(start);
         else start();
       }
       const seq = await committing;
@@ -138,27 +134,27 @@ export class TasksService implements TaskSubmitter {
 
     const id = s.taskId ?? newId();
     // Tasks still in the inbox are runs too.
-    if (strategies.maxRunsPerDay !== undefined) await this.inbox.settle();
+    if (strategies.maxRunsPerDay !== undefined) await this.d.inbox.settle();
     // A concurrent first submission of the same new id loses the insert race once, then sees the task.
     for (let attempt = 0; ; attempt++) {
       try {
-        const out = await this.repo.transaction(async (trx) => {
+        const out = await this.d.repo.transaction(async (trx) => {
           // Counted in the transaction that inserts, serialised per agent: simultaneous submissions at the limit
           // cannot both pass it.
-          if (strategies.maxRunsPerDay !== undefined) await checkDailyLimit(this.repo, trx, s, strategies.maxRunsPerDay, now);
-          const existing = await this.repo.find(s.organizationId, id, trx);
+          if (strategies.maxRunsPerDay !== undefined) await checkDailyLimit(this.d.repo, trx, s, strategies.maxRunsPerDay, now);
+          const existing = await this.d.repo.find(s.organizationId, id, trx);
           let row: TaskRow | undefined;
           if (existing) {
             if (existing.agent_id !== s.agentId) throw new AppError('conflict', 'Task id is already used by another agent');
-            row = await this.repo.continueRun(trx, s.organizationId, id, fields, now);
+            row = await this.d.repo.continueRun(trx, s.organizationId, id, fields, now);
             if (!row) throw new AppError('conflict', 'Task is still running; wait for it to finish or stop it');
           } else {
             row = newTaskRow(s, id, fields, now);
-            await this.repo.insert(trx, row);
+            await this.d.repo.insert(trx, row);
           }
-          await this.repo.insertRun(trx, { organization_id: s.organizationId, task_id: id, run: row.run, agent_id: s.agentId, created_at: now });
+          await this.d.repo.insertRun(trx, { organization_id: s.organizationId, task_id: id, run: row.run, agent_id: s.agentId, created_at: now });
           const task = presentTask(row);
-          const seq = await this.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
+          const seq = await this.d.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
           return { task, cursor: seq - 1 };
         });
         this.published(s.organizationId, id, false);
@@ -180,22 +176,22 @@ export class TasksService implements TaskSubmitter {
   async enqueueClaimed(s: TaskSubmission, hooks: ClaimHooks): Promise<ClaimedTask> {
     const { strategies, fields, now } = await this.prepare(s);
     if (s.taskId !== undefined) throw new Error('a claimed submission makes a new task; it takes no task id');
-    if (strategies.maxRunsPerDay !== undefined) await this.inbox.settle();
+    if (strategies.maxRunsPerDay !== undefined) await this.d.inbox.settle();
     const id = newId();
-    const out = await this.repo.transaction(async (trx): Promise<ClaimedTask> => {
+    const out = await this.d.repo.transaction(async (trx): Promise<ClaimedTask> => {
       if (!(await hooks.claim(trx, id))) return { claimed: false };
       if (strategies.maxRunsPerDay !== undefined) {
-        const over = await overDailyLimit(this.repo, trx, s, strategies.maxRunsPerDay, now);
+        const over = await overDailyLimit(this.d.repo, trx, s, strategies.maxRunsPerDay, now);
         if (over) {
           await hooks.settle(trx, { limited: over.message });
           return { claimed: true, limited: over.message };
         }
       }
       const row = newTaskRow(s, id, fields, now);
-      await this.repo.insert(trx, row);
-      await this.repo.insertRun(trx, { organization_id: s.organizationId, task_id: id, run: row.run, agent_id: s.agentId, created_at: now });
+      await this.d.repo.insert(trx, row);
+      await this.d.repo.insertRun(trx, { organization_id: s.organizationId, task_id: id, run: row.run, agent_id: s.agentId, created_at: now });
       const task = presentTask(row);
-      await this.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
+      await this.d.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
       await hooks.settle(trx, { taskId: id });
       return { claimed: true, task };
     });
@@ -206,14 +202,14 @@ export class TasksService implements TaskSubmitter {
   /** The checks every submission passes, and the fields its run stores. */
   private async prepare(s: TaskSubmission): Promise<Prepared> {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
-    const agent = s.agent ?? (await this.agents.getSubmittable(s.organizationId, s.agentId, s.version));
-    const { user, userTokens } = await admitSubmission(s, agent, this.agents, this.preAuth);
+    const agent = s.agent ?? (await this.d.agents.getSubmittable(s.organizationId, s.agentId, s.version));
+    const { user, userTokens } = await admitSubmission(s, agent, this.d.agents, this.d.preAuth);
     if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
     // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
     // a manager calling it as a sub-agent or a schedule is not a developer's call.
     if (s.source === 'api' && agent.config.developer_access === false) throw new AppError('forbidden', 'Developer access is disabled for this agent');
     const strategies = taskStrategies(agent.config);
-    const now = this.clock.now();
+    const now = this.d.clock.now();
 
     const cfg = agent.config;
     const fields: ContinuationFields = {
@@ -230,7 +226,7 @@ export class TasksService implements TaskSubmitter {
       output_format: s.outputFormat ?? cfg.output_format,
       output_schema: jsonOrNull(s.outputSchema ?? cfg.output_schema),
       disable_attachment_injection: s.disableAttachmentInjection ? 1 : 0,
-      sealed_user_tokens: userTokens && Object.keys(userTokens).length ? this.secretBox.sealJson(userTokens) : null,
+      sealed_user_tokens: userTokens && Object.keys(userTokens).length ? this.d.secretBox.sealJson(userTokens) : null,
       max_attempts: strategies.maxAttempts,
       parent_execution: s.parentExecution ?? null,
       call_depth: checkedCallDepth(s.callDepth),
@@ -257,17 +253,17 @@ export class TasksService implements TaskSubmitter {
     const row: TaskRow = { ...newTaskRow(s, id, fields, started), status: r.success ? 'completed' : 'failed', result: r.result, ...tokens, started_at: started, finished_at: now };
     if (hasNulText({ result: r.result })) throw nulTextError();
     let notified = false;
-    await this.repo.transaction(async (trx) => {
-      await this.repo.insertNewIn(trx, [{ task: row, event: eventRow(row, 'task_created', started, presentTask({ ...row, status: 'pending', result: null, finished_at: null })) }]);
-      await this.repo.appendEvent(trx, eventRow(row, 'task_finished', now, { ...presentTask(row), reported: true, used_tools: r.usedTools, ...(r.llmResponse !== undefined ? { llm_response: r.llmResponse } : {}) }));
-      const outbox = this.notifier ? this.notifier.plan({ status: row.status, agentConfig: agent.config, callbackUrl: row.callback_url, view: () => row }) : [];
-      if (outbox.length) await this.repo.insertDeliveries(trx, outbox);
+    await this.d.repo.transaction(async (trx) => {
+      await this.d.repo.insertNewIn(trx, [{ task: row, event: eventRow(row, 'task_created', started, presentTask({ ...row, status: 'pending', result: null, finished_at: null })) }]);
+      await this.d.repo.appendEvent(trx, eventRow(row, 'task_finished', now, { ...presentTask(row), reported: true, used_tools: r.usedTools, ...(r.llmResponse !== undefined ? { llm_response: r.llmResponse } : {}) }));
+      const outbox = this.d.notifier ? this.d.notifier.plan({ status: row.status, agentConfig: agent.config, callbackUrl: row.callback_url, view: () => row }) : [];
+      if (outbox.length) await this.d.repo.insertDeliveries(trx, outbox);
       notified = outbox.length > 0;
     });
-    if (notified) this.notifier!.committed();
+    if (notified) this.d.notifier!.committed();
     // Finished already: no worker is woken; watchers of its trace are.
-    this.signals.publish({ kind: 'task', organizationId: s.organizationId, taskId: id, statusChanged: true });
-    return presentWithChildren(this.repo, row);
+    this.d.signals.publish({ kind: 'task', organizationId: s.organizationId, taskId: id, statusChanged: true });
+    return presentWithChildren(this.d.repo, row);
   }
 
   waitForFinal(organizationId: string, taskId: string, opts: WaitOptions): Promise<Task> {
@@ -286,22 +282,22 @@ export class TasksService implements TaskSubmitter {
   async get(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
     const row = await this.findVisible(organizationId, taskId, viewer);
     if (!row) throw AppError.notFound('Task');
-    return presentWithChildren(this.repo, row);
+    return presentWithChildren(this.d.repo, row);
   }
 
   async list(organizationId: string, filter: TaskFilter, page: number, perPage: number, viewer?: Principal): Promise<TaskPage> {
-    await this.inbox.settle();
+    await this.d.inbox.settle();
     const owner = viewer && listOwner(viewer);
-    const { rows, total } = await this.repo.list(organizationId, { ...filter, ...(owner !== undefined && { visibleTo: owner }) }, (page - 1) * perPage, perPage);
-    const children = await this.repo.children(organizationId, rows.map((r) => r.id));
+    const { rows, total } = await this.d.repo.list(organizationId, { ...filter, ...(owner !== undefined && { visibleTo: owner }) }, (page - 1) * perPage, perPage);
+    const children = await this.d.repo.children(organizationId, rows.map((r) => r.id));
     return { items: rows.map((r) => presentTask(r, children.get(r.id) ?? [])), total };
   }
 
   /** Tasks of one agent; an agent that never existed is a 404, a deleted agent's tasks stay readable. */
   async listForAgent(organizationId: string, agentId: string, filter: TaskFilter, page: number, perPage: number, viewer?: Principal): Promise<TaskPage> {
-    if (viewer && !canSeeAgent(viewer, await this.agents.accessOf(organizationId, agentId))) throw AppError.notFound('Agent');
+    if (viewer && !canSeeAgent(viewer, await this.d.agents.accessOf(organizationId, agentId))) throw AppError.notFound('Agent');
     const out = await this.list(organizationId, { ...filter, agentId }, page, perPage);
-    if (out.total === 0 && !(await this.agents.exists(organizationId, agentId))) throw AppError.notFound('Agent');
+    if (out.total === 0 && !(await this.d.agents.exists(organizationId, agentId))) throw AppError.notFound('Agent');
     return out;
   }
 
@@ -318,10 +314,10 @@ export class TasksService implements TaskSubmitter {
    * its task's id (`x-task-id`) while the task may still wait in the inbox. Only a miss pays for the settle.
    */
   private async findAccepted(organizationId: string, taskId: string): Promise<TaskRow | undefined> {
-    const row = await this.repo.find(organizationId, taskId);
+    const row = await this.d.repo.find(organizationId, taskId);
     if (row) return row;
-    await this.inbox.settle();
-    return this.repo.find(organizationId, taskId);
+    await this.d.inbox.settle();
+    return this.d.repo.find(organizationId, taskId);
   }
 
   async delete(organizationId: string, taskId: string, viewer?: Principal): Promise<void> {
@@ -329,13 +325,13 @@ export class TasksService implements TaskSubmitter {
     if (!row) throw AppError.notFound('Task');
     // Stopping first moves the fence, so the worker running it aborts and can write nothing more.
     if (!FINAL_STATUSES.has(row.status as TaskStatus)) await this.stop(organizationId, taskId);
-    if (!(await this.repo.delete(organizationId, taskId))) throw AppError.notFound('Task');
-    this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
+    if (!(await this.d.repo.delete(organizationId, taskId))) throw AppError.notFound('Task');
+    this.d.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
   }
 
   async thread(organizationId: string, taskId: string, viewer?: Principal): Promise<ThreadMessage[]> {
     if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
-    return (await this.repo.thread(organizationId, taskId)).map(presentMessage);
+    return (await this.d.repo.thread(organizationId, taskId)).map(presentMessage);
   }
 
   /** The whole trace so far. */
@@ -343,7 +339,7 @@ export class TasksService implements TaskSubmitter {
     if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
     const out: TaskEvent[] = [];
     for (let after = 0; ; ) {
-      const batch = await this.repo.events(organizationId, taskId, after, EVENT_BATCH);
+      const batch = await this.d.repo.events(organizationId, taskId, after, EVENT_BATCH);
       for (const r of batch) out.push(withoutSeq(presentEvent(r)));
       if (batch.length < EVENT_BATCH) return out;
       after = Number(batch[batch.length - 1].seq);
@@ -352,7 +348,7 @@ export class TasksService implements TaskSubmitter {
 
   /** The data of the task's latest event of `type` (no caller check: the runtime reads its own task's trace). */
   async lastEventData(organizationId: string, taskId: string, type: TaskEvent['type']): Promise<Record<string, unknown> | null> {
-    const row = await this.repo.lastEventOfType(organizationId, taskId, type);
+    const row = await this.d.repo.lastEventOfType(organizationId, taskId, type);
     return row ? presentEvent(row).data : null;
   }
 
@@ -384,7 +380,7 @@ export class TasksService implements TaskSubmitter {
   private async findVisible(organizationId: string, taskId: string, viewer?: Principal): Promise<TaskRow | undefined> {
     const row = await this.findAccepted(organizationId, taskId);
     if (!row || !viewer || viewer.role === 'admin') return row;
-    return canSeeAgent(viewer, await this.agents.accessOf(organizationId, row.agent_id)) ? row : undefined;
+    return canSeeAgent(viewer, await this.d.agents.accessOf(organizationId, row.agent_id)) ? row : undefined;
   }
 
   /**
@@ -392,7 +388,7 @@ export class TasksService implements TaskSubmitter {
    * the call is answered, so its own signal need not cross processes (`local`).
    */
   private published(organizationId: string, taskId: string, isNew: boolean): void {
-    this.signals.publish({ kind: 'queued' });
-    this.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true }, { local: isNew });
+    this.d.signals.publish({ kind: 'queued' });
+    this.d.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true }, { local: isNew });
   }
 }
