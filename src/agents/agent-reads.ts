@@ -5,29 +5,15 @@ import { pageOf, type Page } from '../http/router.js';
 import type { AgentConfig } from './agent.schemas.js';
 import { presentAgent, presentAgentSummary, presentVersionSummary, type AgentView } from './agent.presenter.js';
 import { revealSecrets } from './agent-secrets.js';
-import { runnableConfig, type RunnableAgentConfig } from './agent-config.js';
+import { runnableConfig } from './agent-config.js';
+import type { RunnableAgent, SubmittableAgent as SubmittablePort } from '../tasks/task-agents.js';
 import type { AgentStore } from './agent-store.js';
 import type { AgentRow } from './agents.repository.js';
 
-/** What the runtime runs (the tasks domain's RunnableAgent port): one version's full configuration, secrets revealed. */
-export interface RunnableAgent {
-  id: string;
-  organization_id: string;
-  status: string;
-  version: number | 'draft';
-  config: RunnableAgentConfig;
-}
-
-/** What a submission reads (the tasks domain's SubmittableAgent port): secrets sealed, configuration shared and frozen. */
-export interface SubmittableAgent {
-  id: string;
-  organization_id: string;
-  status: string;
-  version: number | 'draft';
-  config: Readonly<AgentConfig>;
-  /** Who may run it (access_scope): checked against the caller of an API or key-form webhook invocation. */
-  access: AgentAccess;
-}
+/** The tasks domain's ports, which this service serves: the runtime's runnable agent and a submission's view. */
+export type { RunnableAgent } from '../tasks/task-agents.js';
+/** A submission's view of an agent; this service always knows who may run it. */
+export type SubmittableAgent = SubmittablePort & { access: AgentAccess };
 
 /** Reads of agents: lists and versions for the API, and the ports other domains read agents through (runtime, tasks, webhooks). */
 export class AgentReads {
