@@ -95,6 +95,13 @@ export interface ConsoleWorld {
   close(): Promise<void>;
 }
 
+/** A suite's teardown: closes its page, requires that no page reported an error, and stops the world. */
+export async function endConsoleWorld(w: ConsoleWorld | undefined, page: Page | undefined): Promise<void> {
+  await page?.context().close();
+  expect(w?.pageErrors ?? []).toEqual([]);
+  await w?.close();
+}
+
 export async function startConsoleWorld(kind: DbKind): Promise<ConsoleWorld> {
   // A short lease (as in the tasks tests) keeps a task whose worker lost it from waiting long to be run again.
   const env = await createTestEnv(kind, { AGENTRY_EGRESS_ALLOW: '127.0.0.1', AGENTRY_TASK_LEASE_MS: '2000' });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
-import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
 import { PETSTORE } from './petstore.fixture.js';
 
 /** Connectors in a real browser: import a document (file), read an operation's schema, connect, try it. */
@@ -14,9 +14,7 @@ describe.each(TEST_DBS)('console connectors (%s)', (kind) => {
     [w, upstream] = await Promise.all([startConsoleWorld(kind), startUpstreamApi()]);
   }, 90_000);
   afterAll(async () => {
-    await page?.context().close();
-    expect(w?.pageErrors ?? []).toEqual([]);
-    await w?.close();
+    await endConsoleWorld(w, page);
     await upstream?.close();
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
-import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
 
 const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 30_000, interval: 200 });
 
@@ -21,9 +21,7 @@ describe.each(TEST_DBS)('console knowledge bases (%s)', (kind) => {
     w = await startConsoleWorld(kind);
   }, 90_000);
   afterAll(async () => {
-    await page?.context().close();
-    expect(w?.pageErrors ?? []).toEqual([]);
-    await w?.close();
+    await endConsoleWorld(w, page);
   });
 
   it('creates a base, uploads a document, follows its indexing and shows ranked passages', { timeout: 90_000 }, async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
-import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
 
 const eventually = <T>(fn: () => T | Promise<T>, opts: { timeout?: number } = {}) => expect.poll(fn, { timeout: 20_000, interval: 100, ...opts });
 
@@ -13,9 +13,7 @@ describe.each(TEST_DBS)('console schedules panel (%s)', (kind) => {
     w = await startConsoleWorld(kind);
   }, 90_000);
   afterAll(async () => {
-    await page?.context().close();
-    expect(w?.pageErrors ?? []).toEqual([]);
-    await w?.close();
+    await endConsoleWorld(w, page);
   });
 
   it("shows an agent's schedules, their next run, and the tasks one started", { timeout: 60_000 }, async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
-import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
 
 const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 30_000, interval: 100 });
 
@@ -23,9 +23,7 @@ describe.each(TEST_DBS)('console task search and activity (%s)', (kind) => {
     await w.waitTask(failed.body.id, (t) => t.status === 'completed', 30_000);
   }, 120_000);
   afterAll(async () => {
-    await page?.context().close();
-    expect(w?.pageErrors ?? []).toEqual([]);
-    await w?.close();
+    await endConsoleWorld(w, page);
   });
 
   it('searches inputs and results on the server, rows led by the first words of the input', { timeout: 60_000 }, async () => {

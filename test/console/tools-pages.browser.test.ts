@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js';
-import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
 
 const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 100 });
 
@@ -16,9 +16,7 @@ describe.each(TEST_DBS)('console tool pages (%s)', (kind) => {
     page = await w.signedInPage();
   }, 90_000);
   afterAll(async () => {
-    await page?.context().close();
-    expect(w?.pageErrors ?? []).toEqual([]);
-    await w?.close();
+    await endConsoleWorld(w, page);
     await mcp?.close();
   });
 
