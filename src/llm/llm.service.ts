@@ -61,9 +61,8 @@ export class LlmService {
     const raw = agent.model_provider;
     // A version stored with a provider since removed from the enum reads as it was stored.
     if (raw !== null && !isLlmProvider(raw)) throw new ProviderConfigError(`Unknown LLM provider "${String(raw)}"`);
-    const named = agent.model_name?.trim() || null;
     // The catalog follows replaced_by for deprecated models (stored before the deprecation) and gives the default when none is named.
-    return chooseModel(raw, named);
+    return chooseModel(raw, agent.model_name);
   }
 
   /** Throws MissingCredentialsError or ProviderConfigError with a message fit for the task result. */

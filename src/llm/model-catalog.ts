@@ -114,7 +114,8 @@ export const DEFAULT_MODEL_PROVIDER: LLMModelProvider = 'anthropic';
  */
 export function chooseModel(provider: LLMModelProvider | null | undefined, name: string | null | undefined): { provider: LLMModelProvider; modelName: string } {
   const p = provider ?? DEFAULT_MODEL_PROVIDER;
-  return { provider: p, modelName: resolveModel(p, name) };
+  // Surrounding blanks are never part of a model id (a pasted name): stored and run trimmed, blank meaning the default.
+  return { provider: p, modelName: resolveModel(p, name?.trim() || null) };
 }
 
 /**

@@ -177,8 +177,16 @@ export class WorkflowEngine {
   private async approve(step: Extract<WorkflowStep, { type: 'approval' }>, message: unknown, signal: AbortSignal): Promise<{ approved: true }> {
     const ask = this.approvals.then(() => this.req.requestApproval({ tool: `workflow_approval_${step.id}`, arguments: { step_id: step.id, message } }));
     this.approvals = ask.catch(() => undefined);
-    // A failing sibling branch ends the wait; the run's outcome then clears the pending decision.
-    const approved = await raceAbort(ask, signal);
+    // A failing sibling branch ends the wait, and so does the step's deadline when it has one; the run's outcome
+    // then clears the pending decision. The deadline counts from this ask: after a crash the step asks again.
+    const deadline = step.timeout_seconds === undefined ? undefined : AbortSignal.timeout(step.timeout_seconds * 1000);
+    let approved: boolean;
+    try {
+      approved = await raceAbort(ask, deadline ? AbortSignal.any([signal, deadline]) : signal);
+    } catch (e) {
+      if (deadline?.aborted && !signal.aborted) throw new StepFailed(step.id, `no decision within ${step.timeout_seconds} s`);
+      throw e;
+    }
     this.req.signal.throwIfAborted();
     if (!approved) throw new StepRejected(step.id);
     return { approved: true };

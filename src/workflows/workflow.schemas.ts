@@ -27,13 +27,18 @@ const template = () => z.unknown();
 const base = {
   id: stepId(),
   name: z.string().max(200).optional(),
-  timeout_seconds: z.number().int().min(1).max(WORKFLOW_LIMITS.maxTimeoutSeconds).optional(),
 };
+/**
+ * Only steps that wait on something outside the run take a timeout: a condition decides at once and a parallel step
+ * ends with its branches (each bounded by its own steps), so on them the field would be accepted and do nothing.
+ */
+const timeout = (describe: string) => ({ timeout_seconds: z.number().int().min(1).max(WORKFLOW_LIMITS.maxTimeoutSeconds).optional().describe(describe) });
+const actingTimeout = timeout(`Seconds the step may take (default ${WORKFLOW_LIMITS.defaultTimeoutSeconds}); past them it fails.`);
 const next = stepId().nullable().default(null).describe('The step that runs after this one; null ends this path (or branch).');
 
-const AgentStep = z.strictObject({ ...base, type: z.literal('agent'), agent_id: ref(), input: template().default('{{input.text}}'), additional_context: z.string().max(10_000).optional(), next });
-const ActionStep = z.strictObject({ ...base, type: z.literal('action'), connection_id: ref(), operation_id: ref().describe("The connection's operation, by catalog id or operationId."), input: template().default({}), next });
-const FunctionStep = z.strictObject({ ...base, type: z.literal('custom_function'), custom_function_id: ref(), input: template().default({}), next });
+const AgentStep = z.strictObject({ ...base, ...actingTimeout, type: z.literal('agent'), agent_id: ref(), input: template().default('{{input.text}}'), additional_context: z.string().max(10_000).optional(), next });
+const ActionStep = z.strictObject({ ...base, ...actingTimeout, type: z.literal('action'), connection_id: ref(), operation_id: ref().describe("The connection's operation, by catalog id or operationId."), input: template().default({}), next });
+const FunctionStep = z.strictObject({ ...base, ...actingTimeout, type: z.literal('custom_function'), custom_function_id: ref(), input: template().default({}), next });
 export const CONDITION_OPERATORS = ['equals', 'not_equals', 'contains', 'gt', 'lt', 'exists'] as const;
 const ConditionCase = z.strictObject({
   operator: z.enum(CONDITION_OPERATORS).default('equals').describe('How the step value is compared with `value`.'),
@@ -49,7 +54,13 @@ const ConditionStep = z.strictObject({
   default: stepId().nullable().default(null).describe('The step that runs when no case matches; null ends this path.'),
 });
 const ParallelStep = z.strictObject({ ...base, type: z.literal('parallel'), branches: z.array(stepId()).min(1).max(WORKFLOW_LIMITS.maxParallelWidth).describe('First steps of the branches that run at once; the step ends when all have.'), next });
-const ApprovalStep = z.strictObject({ ...base, type: z.literal('approval'), message: template().default('Approve this step?').describe('What the person approving is shown (may hold references).'), next });
+const ApprovalStep = z.strictObject({
+  ...base,
+  ...timeout('Seconds a decision may take; past them the step fails. Without it the step waits until someone decides or the task is stopped.'),
+  type: z.literal('approval'),
+  message: template().default('Approve this step?').describe('What the person approving is shown (may hold references).'),
+  next,
+});
 
 export const WorkflowStep = z.discriminatedUnion('type', [AgentStep, ActionStep, FunctionStep, ConditionStep, ParallelStep, ApprovalStep]);
 export type WorkflowStep = z.output<typeof WorkflowStep>;

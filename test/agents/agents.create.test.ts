@@ -138,6 +138,10 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
     expect((await createAgent(t, { model_name: 'claude-3-5-sonnet-latest' })).model_name).toBe('claude-sonnet-4-5');
     // A model the catalog does not know (a custom deployment) is kept.
     expect((await createAgent(t, { model_provider: 'openai', model_name: 'my-finetune' })).model_name).toBe('my-finetune');
+    // Stored as it runs: trimmed (a pasted name), and a blank name is the provider's default.
+    expect((await createAgent(t, { model_provider: 'openai', model_name: '  my-finetune\n' })).model_name).toBe('my-finetune');
+    expect((await createAgent(t, { model_provider: 'openai', model_name: ' gpt-4o ' })).model_name).toBe('gpt-4.1');
+    expect((await createAgent(t, { model_provider: 'openai', model_name: '   ' })).model_name).toBe('gpt-5');
   });
 
   it.each(SYSTEM_FIELDS)('refuses the system-managed field %s with extra_forbidden', async (field) => {

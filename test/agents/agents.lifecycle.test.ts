@@ -105,6 +105,7 @@ describe.each(TEST_DBS)('agent lifecycle (%s)', (kind) => {
     const a = await createAgent(t, { name: 'Models' });
     expect((await t.req('PATCH', `/v1/agents/${a.id}?deploy=true`, { model_provider: 'gemini' })).json()).toMatchObject({ model_provider: 'gemini', model_name: 'gemini-2.5-flash' });
     expect((await t.req('PATCH', `/v1/agents/${a.id}?deploy=true`, { model_name: 'gemini-1.5-pro' })).json().model_name).toBe('gemini-2.5-pro');
+    expect((await t.req('PATCH', `/v1/agents/${a.id}?deploy=true`, { model_name: ' gemini-2.5-flash \t' })).json().model_name).toBe('gemini-2.5-flash');
   });
 
   it('keeps stored credentials when "********" is written back', async () => {

@@ -65,6 +65,35 @@ describe.each(TEST_DBS)('console secrets (%s)', (kind) => {
     await page.getByText('No secret yet.').waitFor();
     expect((await w.api('GET', '/v1/secrets')).body.total).toBe(0);
   });
+
+  it("a key whose role refuses an operation stays signed in and sees why; a revoked key signs out", { timeout: 60_000 }, async () => {
+    const { key, id } = await w.server.container.orgs.createApiKey('console-org', 'reader', 'read-only');
+    const context = await w.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const reader = await context.newPage();
+    reader.on('pageerror', (e) => w.pageErrors.push(e.message));
+    try {
+      await reader.goto(`${w.apiUrl}/`);
+      await reader.getByLabel('API key').fill(key);
+      await reader.getByRole('button', { name: 'Sign in' }).click();
+      await reader.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+      await reader.getByRole('link', { name: 'Secrets' }).click();
+      const form = reader.getByRole('form', { name: 'Store a secret' });
+      await form.getByLabel('Name').fill('READER_TRIES');
+      await form.getByLabel('Value').fill('some-value');
+      await form.getByRole('button', { name: 'Save secret' }).click();
+      // The role's 403 is this operation's refusal, not the key's: the page says why and the session stays.
+      await eventually(() => reader.getByRole('alert').allTextContents()).toContainEqual(expect.stringContaining("role (read-only) does not allow this operation"));
+      expect(await reader.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+      expect((await w.api('GET', '/v1/secrets')).body.items.map((x: { name: string }) => x.name)).not.toContain('READER_TRIES');
+
+      // Revoked: the next request is refused as an invalid key, and that one signs out.
+      expect((await w.api('DELETE', `/v1/api_keys/${id}`)).status).toBe(200);
+      await reader.getByRole('link', { name: 'Agents' }).click();
+      await reader.getByRole('button', { name: 'Sign in' }).waitFor();
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 async function orgOf(w: ConsoleWorld): Promise<string> {

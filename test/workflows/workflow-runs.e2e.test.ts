@@ -131,6 +131,29 @@ describe.each(TEST_DBS)('workflow runs end to end (%s)', (kind) => {
     expect(timed).toMatchObject({ status: 'error', result: "Step 'lookup' failed: it did not finish within 1 s" });
   });
 
+  it('an approval step with a timeout fails the run when nobody decides in time; without one it keeps waiting', { timeout: 60_000 }, async () => {
+    const flow = (name: string, timeout?: number) => ({
+      name,
+      steps: [{ id: 'ok', type: 'approval', message: 'Ship it?', ...(timeout !== undefined && { timeout_seconds: timeout }), next: 'answer' }, { id: 'answer', type: 'agent', agent_id: writer, input: 'shipped' }],
+    });
+    const timed = (await t.req('POST', '/v1/workflows', flow(`deadline-${kind}`, 1))).json();
+    const started = (await t.req('POST', `/v1/agents/${timed.agent_id}/invoke/async`, { input: { text: 'go' } })).json();
+    const ended = await t.waitTask(started.id, (x) => ['completed', 'failed', 'error'].includes(x.status), 30_000);
+    expect(ended).toMatchObject({ status: 'error', result: "Step 'ok' failed: no decision within 1 s" });
+    // Nothing after the approval ran, and the task no longer asks for a decision.
+    expect(ended.hitl_request ?? null).toBeNull();
+    expect(stepResults(await events(ended.id)).map((r) => r.id)).toEqual(['ok']);
+    expect((await t.req('POST', `/v1/tasks/${ended.id}/approve`)).statusCode).not.toBe(200);
+
+    const open = (await t.req('POST', '/v1/workflows', flow(`no-deadline-${kind}`))).json();
+    const waiting = (await t.req('POST', `/v1/agents/${open.agent_id}/invoke/async`, { input: { text: 'go' } })).json();
+    await t.waitTask(waiting.id, (x) => x.status === 'paused', 30_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await t.req('GET', `/v1/tasks/${waiting.id}`)).json().status).toBe('paused');
+    expect((await t.req('POST', `/v1/tasks/${waiting.id}/approve`)).statusCode).toBe(200);
+    expect((await t.waitTask(waiting.id, (x) => x.status === 'completed', 30_000)).result).toBe('REPLY(shipped)');
+  });
+
   it('a failing branch ends the run and cancels its sibling', { timeout: 60_000 }, async () => {
     up.on('GET', '/orders/broken', () => ({ status: 503, json: { error: 'down' } }));
     up.on('GET', '/orders/lingering', () => ({ json: { late: true }, delayMs: 20_000 }));

@@ -100,6 +100,18 @@ describe.each(TEST_DBS)('workflows API (%s)', (kind) => {
     expect(r3.json().detail[0]).toMatchObject({ loc: ['body', 'steps', 0, 'branches', 1] });
   });
 
+  it('takes timeout_seconds only on steps that wait (agent, action, custom function, approval)', async () => {
+    for (const step of [
+      { id: 'c', type: 'condition', value: 'x', cases: [{ value: 'x', next: 'a' }], timeout_seconds: 5 },
+      { id: 'c', type: 'parallel', branches: ['a'], timeout_seconds: 5 },
+    ]) {
+      const r = await t.req('POST', '/v1/workflows', { name: `wf-timeout-${step.type}-${kind}`, steps: [step, { id: 'a', type: 'approval', timeout_seconds: 60 }] });
+      expect(r.statusCode, r.body).toBe(422);
+      expect(r.json().detail).toEqual([expect.objectContaining({ loc: ['body', 'steps', 0, 'timeout_seconds'], type: 'extra_forbidden' })]);
+    }
+    expect((await t.req('GET', '/v1/workflows')).json().items.filter((w: { name: string }) => w.name.startsWith('wf-timeout-'))).toEqual([]);
+  });
+
   it('stages PATCHes as a draft, deploys them as version 2 and points the agent at it; versions stay readable', async () => {
     const wf = (await t.req('POST', '/v1/workflows', twoSteps(`wf-ver-${kind}`))).json();
     const patched = await t.req('PATCH', `/v1/workflows/${wf.id}`, { description: 'changed' });

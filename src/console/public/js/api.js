@@ -33,10 +33,18 @@ function describe(status, detail) {
   return status ? `Request failed (HTTP ${status})` : 'The server could not be reached';
 }
 
-/** Called when the key stops working (401/403): the app signs the user out and shows the sign-in form. */
+/** Called when the key stops working (see keyRefused): the app signs the user out and shows the sign-in form. */
 let onUnauthorized = () => {};
 export function setUnauthorizedHandler(fn) {
   onUnauthorized = fn;
+}
+
+/**
+ * Whether a refusal means the key itself is no longer accepted (401, or the 403 "Invalid API key"), as opposed to a
+ * refusal of one operation (403 for a role, developer access off, a pre-auth token): only the first signs out.
+ */
+export function keyRefused(status, detail) {
+  return status === 401 || (status === 403 && detail === 'Invalid API key');
 }
 
 export function path(strings, ...values) {
@@ -63,8 +71,9 @@ export async function api(method, url, { body, key, signal } = {}) {
   }
   const json = await readBody(res);
   if (!res.ok) {
-    if ((res.status === 401 || res.status === 403) && key === undefined) onUnauthorized();
-    throw new ApiError(res.status, json && typeof json === 'object' ? json.detail : null);
+    const detail = json && typeof json === 'object' ? json.detail : null;
+    if (key === undefined && keyRefused(res.status, detail)) onUnauthorized();
+    throw new ApiError(res.status, detail);
   }
   return json;
 }
@@ -79,7 +88,7 @@ export async function streamEvents(url, { onEvent, signal, lastEventId }) {
   const res = await fetch(url, { headers, signal, cache: 'no-store' });
   if (!res.ok) {
     const detail = await errorDetail(res);
-    if (res.status === 401 || res.status === 403) onUnauthorized();
+    if (keyRefused(res.status, detail)) onUnauthorized();
     throw new ApiError(res.status, detail);
   }
   return readSse(res, onEvent);

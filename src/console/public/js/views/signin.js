@@ -1,4 +1,4 @@
-import { api, ApiError, session } from '../api.js';
+import { api, ApiError, keyRefused, session } from '../api.js';
 import { h } from '../dom.js';
 
 /** Sign in with an API key: checked against the API before it is kept (in sessionStorage only). */
@@ -35,7 +35,7 @@ export async function renderSignIn(root, ctx) {
           // Only our own addresses are followed after sign-in.
           ctx.navigate(next && next.startsWith('#/') && !next.startsWith('#/signin') ? next : '#/agents');
         } catch (e) {
-          fail(e instanceof ApiError && (e.status === 401 || e.status === 403) ? 'This API key was not accepted.' : e.message);
+          fail(e instanceof ApiError && keyRefused(e.status, e.detail) ? 'This API key was not accepted.' : e.message);
         } finally {
           submit.disabled = false;
           submit.textContent = 'Sign in';
