@@ -43,7 +43,7 @@ export function xpanderTasksRoutes(router: Router, c: Container): void {
       if (params.organization_id !== principal.organizationId) throw AppError.notFound('Task');
       // httpx-sse (the SDK's client) asks for text/event-stream; without it the trace so far is a JSON array, as on /v1.
       if (!wantsEventStream(request)) return x.events(principal.organizationId, params.task_id);
-      await c.tasks.assertExists(principal.organizationId, params.task_id);
+      await c.tasks.queries.assertExists(principal.organizationId, params.task_id);
       return sendEventStream(request, reply, (signal) => x.follow(principal.organizationId, params.task_id, lastEventId(request), signal));
     },
   );
