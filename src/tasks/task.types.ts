@@ -168,7 +168,7 @@ export interface TaskEvent {
 
 /**
  * What callers outside the tasks domain (webhook receiver, sub-agent tool, console) use to start and await tasks.
- * Implemented by the tasks service.
+ * Implemented by TaskSubmissions (task-submissions.ts).
  */
 export interface TaskSubmitter {
   /**

@@ -26,7 +26,7 @@ export interface InboundTarget {
   card: AgentCard;
   /** The HTTP client went away: a blocking message/send stops waiting (the task runs on). */
   clientGone?: AbortSignal;
-  /** The authenticated caller: the tasks service checks its access to the agent (personal scope, OIDC pre-auth). */
+  /** The authenticated caller: task submission checks its access to the agent (personal scope, OIDC pre-auth). */
   caller?: Principal;
   /** The end user's token for a use_oidc_pre_auth agent. */
   userToken?: string;
@@ -47,7 +47,7 @@ const MAX_TEXT_CHARS = 1_000_000;
 
 /**
  * The A2A request handler of one Agentry agent, for one call: the SDK's JSON-RPC transport handlers (v1.0 and v0.3)
- * parse and answer the protocol, and every method lands here, on the tasks service. Runs are ordinary tasks with
+ * parse and answer the protocol, and every method lands here, on the task engine's parts. Runs are ordinary tasks with
  * `source` `a2a`, so the task table is the A2A task store: `tasks/get` and `tasks/cancel` work from any process.
  */
 export class AgentryA2aHandler implements A2ARequestHandler {

@@ -5,7 +5,7 @@ import type { Router } from '../router.js';
 import { lastEventId, sendEventStream, wantsEventStream } from './task-stream.js';
 import { agentVersion } from './xpander-agents.routes.js';
 
-/** xpander's agent-execution routes (its SDK's Tasks and Task), over the tasks service; docs/xpander-sdk.md. */
+/** xpander's agent-execution routes (its SDK's Tasks and Task), over the task engine's parts (XpanderTasks); docs/xpander-sdk.md. */
 export function xpanderTasksRoutes(router: Router, c: Container): void {
   const x = c.xpander.tasks;
   const tags = ['xpander'];
