@@ -250,8 +250,8 @@ export class TaskSubmissions implements TaskSubmitter {
 
   /**
    * Resolves with the task once it is final (or paused), or as it is when `timeoutMs` passes or `signal` aborts.
-   * Every caller has just submitted the task (`opts.submitted`): an awaited run of this process's worker signals its
-   * outcome with the row, so the wait usually reads nothing (task-watch.ts).
+   * Its callers have just submitted the task (most pass it as `opts.submitted`): an awaited run of this process's
+   * worker signals its outcome with the row, so the wait usually reads nothing (task-watch.ts).
    */
   waitForFinal(organizationId: string, taskId: string, opts: WaitOptions): Promise<Task> {
     return this.d.watch.waitForFinal(organizationId, taskId, opts);
