@@ -12,8 +12,7 @@ import type { TaskRunner } from './runtime/task-runner.js';
 import { createConnectorsModule } from './connectors/connectors.module.js';
 import type { ConnectorsService } from './connectors/connectors.service.js';
 import type { OperationInvoker } from './connectors/invoke/operation-invoker.js';
-import { createTasksModule } from './tasks/tasks.module.js';
-import type { TasksService } from './tasks/tasks.service.js';
+import { createTasksModule, type TaskParts } from './tasks/tasks.module.js';
 import type { TaskActivityService } from './tasks/task-activity.service.js';
 import type { TaskWorker } from './tasks/task.worker.js';
 import { createFilesModule } from './files/files.module.js';
@@ -59,8 +58,9 @@ export interface Container extends Platform, AccessModule, AgentsModule, Webhook
   files: FilesService;
   customFunctions: CustomFunctionsService;
   skills: SkillsService;
-  // tasks (issue 3): submission, queries, stop, approvals; the worker (also in `background`)
-  tasks: TasksService;
+  // tasks (issue 3): `tasks.submissions` (invoke, webhooks, sub-agents, schedules), `tasks.queries` (reads, traces,
+  // visibility), `tasks.control` (stop, delete, approvals); the worker (also in `background`)
+  tasks: TaskParts;
   taskWorker: TaskWorker;
   /** Tasks and failures per day of an agent (the console's activity chart). */
   taskActivity: TaskActivityService;
@@ -123,14 +123,14 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     clock,
     log,
     secrets: () => secrets,
-    // The tasks service is built below; sub-agent tools only reach it at call time.
-    submitter: () => tasks,
+    // The tasks domain is built below; sub-agent tools only reach it at call time.
+    submitter: () => tasks.submissions,
     describeAgent: async (orgId, agentId) => {
       const a = await agents.get(orgId, agentId).catch(() => null);
       return a ? { name: a.name, description: typeof a.description === 'string' ? a.description : '' } : null;
     },
-    stopTask: (orgId, taskId) => tasks.stop(orgId, taskId),
-    lastEventData: (orgId, taskId, type) => tasks.lastEventData(orgId, taskId, type),
+    stopTask: (orgId, taskId) => tasks.control.stop(orgId, taskId),
+    lastEventData: (orgId, taskId, type) => tasks.queries.lastEventData(orgId, taskId, type),
   });
   const connectors = createConnectorsModule({ ...base, toolResolvers, runtime });
   const agentExists = async (org: string, id: string) => (await agents.find(org, id)) !== undefined;
@@ -138,7 +138,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const notifications = createNotificationsModule({
     ...base,
     secrets: (org, name) => secrets.reveal(org, name),
-    owners: () => ({ assertTask: (o, t) => tasks.assertExists(o, t), agentExists }),
+    owners: () => ({ assertTask: (o, t) => tasks.queries.assertExists(o, t), agentExists }),
   });
   const tasksModule = createTasksModule({
     ...base,

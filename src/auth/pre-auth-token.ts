@@ -1,7 +1,7 @@
 /**
  * Where a run keeps its verified end-user token (OIDC pre-auth): beside the invocation's `user_tokens`, sealed with
- * them in the task row (`sealed_user_tokens`), under a key no caller can set (TasksService drops it from what callers
- * send). The runtime takes it out again before tools see `user_tokens`.
+ * them in the task row (`sealed_user_tokens`), under a key no caller can set (TaskSubmissions drops it from what
+ * callers send). The runtime takes it out again before tools see `user_tokens`.
  */
 export const PRE_AUTH_TOKEN_KEY = '$oidc_pre_auth';
 

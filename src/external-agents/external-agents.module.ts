@@ -1,6 +1,6 @@
 import type { AgentsService } from '../agents/agents.service.js';
 import type { Runtime } from '../runtime/runtime.js';
-import type { TasksService } from '../tasks/tasks.service.js';
+import type { TaskParts } from '../tasks/tasks.module.js';
 import type { PublicUrls } from '../lib/urls.js';
 import type { A2aRunnerDeps } from './a2a.runner.js';
 import { McpInboundService } from './inbound/mcp-inbound.service.js';
@@ -26,13 +26,13 @@ export function createExternalAgentsModule(d: {
   runtime: Runtime;
   runners: A2aRunnerDeps;
   agents: AgentsService;
-  tasks: TasksService;
+  tasks: TaskParts;
   urls: PublicUrls;
   syncTimeoutMs: number;
 }): ExternalAgentsModule {
   registerExternalAgents(d.runtime, d.runners);
   return {
     a2a: new LazyA2aInbound({ agents: d.agents, tasks: d.tasks, urls: d.urls, syncTimeoutMs: d.syncTimeoutMs, log: d.runners.log }),
-    mcpEndpoint: new McpInboundService({ agents: d.agents, tasks: d.tasks, syncTimeoutMs: d.syncTimeoutMs, log: d.runners.log }),
+    mcpEndpoint: new McpInboundService({ agents: d.agents, tasks: d.tasks.submissions, syncTimeoutMs: d.syncTimeoutMs, log: d.runners.log }),
   };
 }

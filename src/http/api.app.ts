@@ -51,7 +51,7 @@ export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   if (!app.hasContentTypeParser('multipart/form-data')) await app.register(multipart, { limits: { fieldSize: 1024 * 1024, fields: 100, parts: 1000 } });
   const router = new Router(app, {
     agentVisible: (viewer, id) => c.agents.visibleTo(viewer, id),
-    taskVisible: (viewer, id) => c.tasks.visibleTo(viewer, id),
+    taskVisible: (viewer, id) => c.tasks.queries.visibleTo(viewer, id),
   });
   app.decorate('agentryRouter', router);
   for (const m of routeModules) m(router, c);

@@ -1,7 +1,7 @@
 import { parseJson } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { TaskSubmission } from '../tasks/task.types.js';
-import type { ClaimedTask, ClaimHooks } from '../tasks/tasks.service.js';
+import type { ClaimedTask, ClaimHooks } from '../tasks/task-claim-hooks.js';
 import { nextOccurrence, timingOfRow } from './schedule-timing.js';
 import type { ScheduledInvocation } from './schedules.schemas.js';
 import type { ScheduleRow, SchedulesRepository } from './schedules.repository.js';
@@ -13,7 +13,7 @@ import { checkDeveloperAccess, type ScheduleAgentPort } from './schedules.servic
  */
 export type FireOutcome = 'lost' | 'started' | 'skipped_daily_limit' | 'skipped_agent_inactive' | 'skipped_agent_missing' | 'skipped_refused';
 
-/** The tasks domain's claimed submission (TasksService.enqueueClaimed). */
+/** The tasks domain's claimed submission (TaskSubmissions.enqueueClaimed). */
 export interface ClaimedSubmitter {
   enqueueClaimed(s: TaskSubmission, hooks: ClaimHooks): Promise<ClaimedTask>;
 }

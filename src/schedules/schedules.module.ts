@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { ScheduleToolProvider } from '../runtime/tools/schedule.tools.js';
-import type { TasksService } from '../tasks/tasks.service.js';
+import type { TaskParts } from '../tasks/tasks.module.js';
 import { ScheduleFiring } from './schedule-firing.js';
 import { ScheduleScheduler } from './schedule.scheduler.js';
 import { SchedulesRepository } from './schedules.repository.js';
@@ -14,7 +14,8 @@ import { SchedulesService } from './schedules.service.js';
 export function createSchedulesModule(d: {
   db: Db;
   agents: AgentsService;
-  tasks: TasksService;
+  /** Occurrences are submitted with their claim; a schedule's tasks are listed through queries. */
+  tasks: Pick<TaskParts, 'submissions' | 'queries'>;
   runtime: Runtime;
   clock: Clock;
   log: Logger;
@@ -25,8 +26,8 @@ export function createSchedulesModule(d: {
     exists: (org: string, id: string) => d.agents.exists(org, id),
     developerAccess: async (org: string, id: string) => (await d.agents.find(org, id))?.developerAccess,
   };
-  const schedules = new SchedulesService(repo, agents, d.tasks, d.clock);
-  const scheduler = new ScheduleScheduler(repo, new ScheduleFiring(repo, d.tasks, agents), d.clock, d.log, d.pollMs);
+  const schedules = new SchedulesService(repo, agents, d.tasks.queries, d.clock);
+  const scheduler = new ScheduleScheduler(repo, new ScheduleFiring(repo, d.tasks.submissions, agents), d.clock, d.log, d.pollMs);
   d.runtime.tools.register('schedule', new ScheduleToolProvider(schedules));
   return { schedules, scheduler };
 }

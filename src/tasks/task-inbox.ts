@@ -1,7 +1,7 @@
 import { GroupCommit } from '../lib/group-commit.js';
 import type { TaskInboxRepository } from './task-inbox.repository.js';
 import { eventRow, presentTask } from './task.presenter.js';
-import type { TaskRow } from './tasks.repository.js';
+import type { TaskRow, TasksRepository } from './tasks.repository.js';
 
 /** Entries per append transaction: one bound parameter each. */
 const APPEND_BATCH = 500;
@@ -94,6 +94,17 @@ export class TaskInbox {
     if (moved) this.onMoved();
     return moved;
   }
+}
+
+/**
+ * A task by id, settling the inbox first when it is not found: an asynchronous webhook call's answer carries its
+ * task's id (`x-task-id`) while the task may still wait in the inbox. Only a miss pays for the settle.
+ */
+export async function findAccepted(repo: Pick<TasksRepository, 'find'>, inbox: TaskInbox, organizationId: string, taskId: string): Promise<TaskRow | undefined> {
+  const row = await repo.find(organizationId, taskId);
+  if (row) return row;
+  await inbox.settle();
+  return repo.find(organizationId, taskId);
 }
 
 /**

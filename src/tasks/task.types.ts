@@ -78,7 +78,7 @@ export interface HitlRequest {
 }
 
 /** What a caller (API invoke, webhook, sub-agent) asks for. */
-/** The outcome of a task run outside Agentry's workers (TasksService.report). */
+/** The outcome of a task run outside Agentry's workers (TaskSubmissions.report). */
 export interface TaskReport {
   success: boolean;
   result: string;
@@ -135,7 +135,7 @@ export interface TaskSubmission {
   /**
    * The caller waits for the run (a synchronous webhook or invocation, a sub-agent call, a stream): when this
    * process's worker has a free slot, the task is committed already claimed by it and starts at once, without a
-   * claim round trip or a wake-up (TasksService.commit).
+   * claim round trip or a wake-up (TaskSubmissions.commit).
    */
   awaited?: boolean;
 }
@@ -168,7 +168,7 @@ export interface TaskEvent {
 
 /**
  * What callers outside the tasks domain (webhook receiver, sub-agent tool, console) use to start and await tasks.
- * Implemented by the tasks service.
+ * Implemented by TaskSubmissions (task-submissions.ts).
  */
 export interface TaskSubmitter {
   /**

@@ -13,18 +13,34 @@ import { TaskQueueRepository } from './task-queue.repository.js';
 import { TaskSignals } from './task-signals.js';
 import { TaskWorker } from './task.worker.js';
 import { TasksRepository } from './tasks.repository.js';
-import { TasksService } from './tasks.service.js';
+import { TaskControl } from './task-control.js';
+import { TaskQueries } from './task-queries.js';
+import { TaskSubmissions } from './task-submissions.js';
+import { TaskWatch } from './task-watch.js';
 import { TaskActivityRepository } from './task-activity.repository.js';
 import { TaskActivityService } from './task-activity.service.js';
 
+/**
+ * The task engine's use cases in three parts, each used directly by the routes and domains that need it; the
+ * dependencies go one way: control reads through queries, and neither knows submissions.
+ */
+export interface TaskParts {
+  /** Submitting (invoke, webhooks, sub-agents, schedules, MCP, A2A, reported runs) and a submitter's wait. */
+  submissions: TaskSubmissions;
+  /** Reading: one task, lists, thread, trace (whole or followed live), visibility. */
+  queries: TaskQueries;
+  /** Stop, delete, approve, reject. */
+  control: TaskControl;
+}
+
 export interface TasksModule {
-  tasks: TasksService;
+  tasks: TaskParts;
   worker: TaskWorker;
   signals: TaskSignals;
   activity: TaskActivityService;
 }
 
-/** Wires the tasks domain for the composition root: one signal hub shared by the service and the worker. */
+/** Wires the tasks domain for the composition root: one signal hub shared by the parts and the worker. */
 export function createTasksModule(d: {
   db: Db;
   config: Config;
@@ -55,8 +71,13 @@ export function createTasksModule(d: {
     leaseMs: d.config.worker.leaseMs,
     notifier: d.notifier,
   });
-  // The worker takes awaited submissions straight from the service while it runs (a worker role in this process).
-  const tasks = new TasksService({ repo, agents: d.agents, signals, secretBox: d.secretBox, clock: d.clock, inbox, localSlots: worker, runStart: d.db.dialect === 'postgres' ? 'after-send' : 'now', notifier: d.notifier, preAuth: d.preAuth });
+  // The worker takes awaited submissions straight from submission while it runs (a worker role in this process),
+  // and signals their outcome to the waits of this process with the row (task-watch.ts).
+  const watch = new TaskWatch(repo, signals, worker);
+  const submissions = new TaskSubmissions({ repo, agents: d.agents, signals, secretBox: d.secretBox, clock: d.clock, inbox, watch, localSlots: worker, runStart: d.db.dialect === 'postgres' ? 'after-send' : 'now', notifier: d.notifier, preAuth: d.preAuth });
+  const queries = new TaskQueries({ repo, agents: d.agents, inbox, watch });
+  const control = new TaskControl({ repo, agents: d.agents, signals, clock: d.clock, notifier: d.notifier, queries });
+  const tasks: TaskParts = { submissions, queries, control };
   const activity = new TaskActivityService(new TaskActivityRepository(d.db), d.agents, d.clock);
   return { tasks, worker, signals, activity };
 }

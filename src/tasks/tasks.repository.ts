@@ -103,7 +103,7 @@ export class TasksRepository {
   }
 
   /**
-   * Commits brand-new tasks together (group commit, tasks.service.ts): their rows, their first runs and their
+   * Commits brand-new tasks together (group commit, task-submissions.ts): their rows, their first runs and their
    * `task_created` events, in one transaction of three multi-row statements. Returns each task's event seq, in
    * the order given.
    */

@@ -6,7 +6,7 @@ import type { FilesService } from '../files/files.service.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { PublicUrls } from '../lib/urls.js';
-import type { TasksService } from '../tasks/tasks.service.js';
+import type { TaskParts } from '../tasks/tasks.module.js';
 import { WebhookChannelsRepository } from './webhook-channels.repository.js';
 import { WebhookChannelsService } from './webhook-channels.service.js';
 import { WebhookReceiver } from './webhook-receiver.service.js';
@@ -23,7 +23,8 @@ export function createWebhooksModule(d: {
   agents: AgentsService;
   auth: AuthService;
   files: FilesService;
-  tasks: TasksService;
+  /** Calls become tasks through submissions (the TaskSubmitter port). */
+  tasks: Pick<TaskParts, 'submissions'>;
   rateLimits: RateLimits;
   urls: PublicUrls;
   clock: Clock;
@@ -31,6 +32,6 @@ export function createWebhooksModule(d: {
   syncTimeoutMs: number;
 }): WebhooksModule {
   const webhookChannels = new WebhookChannelsService(new WebhookChannelsRepository(d.db), d.agents, d.urls, d.clock);
-  const webhooks = new WebhookReceiver(webhookChannels, d.agents, d.auth, d.files, d.tasks, d.syncTimeoutMs, d.log, d.rateLimits);
+  const webhooks = new WebhookReceiver(webhookChannels, d.agents, d.auth, d.files, d.tasks.submissions, d.syncTimeoutMs, d.log, d.rateLimits);
   return { webhookChannels, webhooks };
 }

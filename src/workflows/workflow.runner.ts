@@ -18,7 +18,7 @@ export interface WorkflowNode {
 
 export interface WorkflowRunnerDeps {
   workflows: { runnable(orgId: string, id: string, version?: number): Promise<{ version: number; definition: WorkflowDefinition }> };
-  /** The task's whole trace (the tasks service), read when an attempt resumes a run. */
+  /** The task's whole trace (TaskQueries.events), read when an attempt resumes a run. */
   trace(orgId: string, taskId: string): Promise<TaskEvent[]>;
   ports: StepPorts;
   clock: Clock;

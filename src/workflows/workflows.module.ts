@@ -12,7 +12,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { AgentToolProvider } from '../runtime/tools/agent.tools.js';
 import { WorkflowToolProvider } from '../runtime/tools/workflow.tools.js';
-import type { TasksService } from '../tasks/tasks.service.js';
+import type { TaskParts } from '../tasks/tasks.module.js';
 import type { StepPorts } from './workflow-steps.js';
 import { WorkflowRunner, type WorkflowNode } from './workflow.runner.js';
 import { WorkflowsRepository } from './workflows.repository.js';
@@ -29,7 +29,8 @@ export function createWorkflowsModule(d: {
   runtime: Runtime;
   toolResolvers: ToolResolverRegistry;
   agents: AgentsService;
-  tasks: TasksService;
+  /** Agent steps submit child tasks (and stop them); the engine reads its own task's trace. */
+  tasks: TaskParts;
   connectors: ConnectorsService;
   invoker: OperationInvoker;
   customFunctions: CustomFunctionsService;
@@ -65,7 +66,7 @@ export function createWorkflowsModule(d: {
     },
   };
   const workflows = new WorkflowsService(new WorkflowsRepository(d.db), ports, d.clock);
-  const children = new AgentToolProvider({ submitter: () => d.tasks, stopTask: (org, id) => d.tasks.stop(org, id), maxWaitMs: d.childMaxWaitMs });
+  const children = new AgentToolProvider({ submitter: () => d.tasks.submissions, stopTask: (org, id) => d.tasks.control.stop(org, id), maxWaitMs: d.childMaxWaitMs });
   const stepPorts: StepPorts = {
     delegate: (agentId, args, ctx) => children.delegate(agentId, args, ctx),
     async invokeOperation(org, connectionId, operationId, payload, signal) {
@@ -76,7 +77,7 @@ export function createWorkflowsModule(d: {
     },
     callFunction: (org, id, args, signal) => d.customFunctions.call(org, id, args, signal),
   };
-  d.runtime.agentTypes.register('orchestration', new WorkflowRunner({ workflows, trace: (org, taskId) => d.tasks.events(org, taskId), ports: stepPorts, clock: d.clock }));
+  d.runtime.agentTypes.register('orchestration', new WorkflowRunner({ workflows, trace: (org, taskId) => d.tasks.queries.events(org, taskId), ports: stepPorts, clock: d.clock }));
   d.toolResolvers.workflow = new WorkflowToolResolver(workflows);
   d.runtime.tools.register('workflow', new WorkflowToolProvider({ describe: (org, id) => workflows.describe(org, id), delegate: (agentId, args, ctx) => children.delegate(agentId, args, ctx) }));
   return { workflows };

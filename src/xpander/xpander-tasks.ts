@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.js';
 import { AppError } from '../errors.js';
-import type { TasksService } from '../tasks/tasks.service.js';
+import type { TaskParts } from '../tasks/tasks.module.js';
 import type { Task, TaskEvent, TaskSubmission } from '../tasks/task.types.js';
 import { presentXpanderEvent, presentXpanderTask, presentXpanderTaskListItem } from './task.presenter.js';
 import type { CreateExecutionBody, HistoryQuery, ReportTaskBody, UpdateExecutionBody } from './xpander.schemas.js';
@@ -11,11 +11,11 @@ type XTask = Record<string, unknown>;
 const LLM_RESPONSE_CAP = 64 * 1024;
 
 /**
- * xpander's agent-execution routes over the tasks service: each use case is one call of TasksService and a
- * presentation in the SDK's types. No task behaviour lives here.
+ * xpander's agent-execution routes over the task engine's parts: each use case is one call of TaskSubmissions,
+ * TaskQueries or TaskControl and a presentation in the SDK's types. No task behaviour lives here.
  */
 export class XpanderTasks {
-  constructor(private readonly tasks: TasksService) {}
+  constructor(private readonly tasks: TaskParts) {}
 
   /** POST /agent-execution/{agent_id}: an asynchronous invocation (the SDK polls or streams the task). */
   async create(organizationId: string, agentId: string, version: number | undefined, b: CreateExecutionBody): Promise<XTask> {
@@ -38,13 +38,13 @@ export class XpanderTasks {
       userTokens: b.user_tokens ?? undefined,
       disableAttachmentInjection: b.disable_attachment_injection ?? false,
     };
-    return presentXpanderTask(await this.tasks.submit(submission));
+    return presentXpanderTask(await this.tasks.submissions.submit(submission));
   }
 
-  /** POST /agent-execution/{agent_id}/report_task: a task the SDK ran itself, recorded finished (TasksService.report). */
+  /** POST /agent-execution/{agent_id}/report_task: a task the SDK ran itself, recorded finished (TaskSubmissions.report). */
   async report(organizationId: string, agentId: string, b: ReportTaskBody): Promise<XTask> {
     const raw = b.llm_response === undefined || b.llm_response === null ? undefined : JSON.stringify(b.llm_response);
-    const task = await this.tasks.report(
+    const task = await this.tasks.submissions.report(
       { organizationId, agentId, taskId: b.id ?? undefined, source: 'api', sourceLabel: 'sdk', text: b.input ?? '', files: [], user: null },
       {
         success: b.is_success !== false,
@@ -59,23 +59,23 @@ export class XpanderTasks {
   }
 
   async get(organizationId: string, taskId: string): Promise<XTask> {
-    return presentXpanderTask(await this.tasks.get(organizationId, taskId));
+    return presentXpanderTask(await this.tasks.queries.get(organizationId, taskId));
   }
 
   async historyOfAgent(organizationId: string, agentId: string, q: HistoryQuery): Promise<XTask[]> {
-    const { items } = await this.tasks.listForAgent(organizationId, agentId, filterOf(q), q.page, q.per_page);
+    const { items } = await this.tasks.queries.listForAgent(organizationId, agentId, filterOf(q), q.page, q.per_page);
     return items.map(presentXpanderTaskListItem);
   }
 
   /** Across agents: tasks of personal agents the caller may not see are left out, as on /v1/tasks. */
   async historyOfUser(viewer: Principal, userId: string, q: HistoryQuery): Promise<XTask[]> {
-    const { items } = await this.tasks.list(viewer.organizationId, { ...filterOf(q), userId }, q.page, q.per_page, viewer);
+    const { items } = await this.tasks.queries.list(viewer.organizationId, { ...filterOf(q), userId }, q.page, q.per_page, viewer);
     return items.map(presentXpanderTaskListItem);
   }
 
   /** DELETE /agent-execution/{task_id} is the SDK's `stop`: the task stays. */
   async stop(organizationId: string, taskId: string): Promise<XTask> {
-    return presentXpanderTask(await this.tasks.stop(organizationId, taskId));
+    return presentXpanderTask(await this.tasks.control.stop(organizationId, taskId));
   }
 
   /**
@@ -84,7 +84,7 @@ export class XpanderTasks {
    * the task. Any other change conflicts with the worker's ownership: 409, rather than acknowledged and dropped.
    */
   async update(organizationId: string, taskId: string, b: UpdateExecutionBody): Promise<XTask> {
-    const current = await this.tasks.get(organizationId, taskId);
+    const current = await this.tasks.queries.get(organizationId, taskId);
     if (b.status === 'stopped' && current.status !== 'stopped') return this.stop(organizationId, taskId);
     const changed = changedFields(current, b);
     if (changed.length) {
@@ -95,7 +95,7 @@ export class XpanderTasks {
 
   /** The trace so far in the SDK's types. */
   async events(organizationId: string, taskId: string): Promise<Record<string, unknown>[]> {
-    return (await this.tasks.events(organizationId, taskId)).flatMap((e) => {
+    return (await this.tasks.queries.events(organizationId, taskId)).flatMap((e) => {
       const out = presentXpanderEvent(e);
       return out ? [out] : [];
     });
@@ -103,7 +103,7 @@ export class XpanderTasks {
 
   /** The task's events in the SDK's types (its `TaskUpdateEvent`); events it has no type for are skipped. */
   async *follow(organizationId: string, taskId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<Record<string, unknown> & { seq: number }> {
-    for await (const e of this.tasks.follow(organizationId, taskId, afterSeq, signal)) {
+    for await (const e of this.tasks.queries.follow(organizationId, taskId, afterSeq, signal)) {
       const out = presentXpanderEvent(e as TaskEvent);
       if (out) yield { ...out, seq: e.seq };
     }

@@ -15,7 +15,7 @@ const c = await createContainer(loadConfig({ ...process.env, AGENTRY_ROLES: 'api
 process.stdout.write('ready\n');
 const lines = createInterface({ input: process.stdin });
 await new Promise((resolve) => lines.once('line', resolve));
-const page = await c.tasks.list(orgId, { agentId }, 1, 1);
+const page = await c.tasks.queries.list(orgId, { agentId }, 1, 1);
 process.stdout.write(JSON.stringify({ total: page.total }) + '\n');
 await c.close();
 process.exit(0);

@@ -67,7 +67,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
       await gate;
       return { result: 'ok' };
     };
-    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'webhook', text: 'tokens', userTokens: { 'mcp-item-1': 'tok-very-secret' } });
+    const task = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId, source: 'webhook', text: 'tokens', userTokens: { 'mcp-item-1': 'tok-very-secret' } });
     await t.waitTask(task.id, (x) => x.status === 'executing');
     const sealed = await sealedTokens(t, task.id);
     expect(sealed).toBeTruthy();
@@ -97,7 +97,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     const plain = await t.createAgent(LLM);
     // Queued tasks wake the claim loop; awaited ones ask for a local slot at the same moments.
     const submitted = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: `mixed ${i}`, awaited: i % 2 === 0 })),
+      Array.from({ length: 8 }, (_, i) => t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: `mixed ${i}`, awaited: i % 2 === 0 })),
     );
     await waitFor(() => runs.current === 2);
     await new Promise((r) => setTimeout(r, 100));
@@ -115,7 +115,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
       return { result: 'ran' };
     };
     const plain = await t.createAgent(LLM);
-    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'awaited', awaited: true });
+    const task = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'awaited', awaited: true });
     // Committed already claimed by this process's worker: no claim, no wake-up.
     expect(await rowOf(t, task.id)).toMatchObject({ status: 'executing', lease_owner: t.c.taskWorker.owner, execution_attempts: 1, fence: 1 });
     expect(task.status).toBe('pending');
@@ -132,7 +132,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     gate = new Promise<void>((r) => (release = r));
     const busy = [await invokeAsync(plain, 'b1'), await invokeAsync(plain, 'b2')];
     for (const b of busy) await t.waitTask(b.id, (x) => x.status === 'executing');
-    const queued = await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'no slot', awaited: true });
+    const queued = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'no slot', awaited: true });
     expect(await rowOf(t, queued.id)).toMatchObject({ status: 'pending', lease_owner: null, execution_attempts: 0 });
     release();
     for (const x of [...busy, queued]) await t.waitTask(x.id, (y) => y.status === 'completed');
@@ -156,7 +156,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
       return insertNew.call(this, items);
     });
     try {
-      const submitted = t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'beside', awaited: true });
+      const submitted = t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'beside', awaited: true });
       await vi.waitFor(() => expect(steps.slice().sort()).toEqual(['commit held', 'run started']));
       await new Promise((r) => setTimeout(r, 50));
       // The run began (the model call overlaps the commit), but nothing past its first emit.
@@ -190,7 +190,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     };
     const spy = vi.spyOn(TasksRepository.prototype, 'insertNew').mockRejectedValue(new Error('database unavailable'));
     try {
-      await expect(t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'lost', awaited: true })).rejects.toThrow('database unavailable');
+      await expect(t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'lost', awaited: true })).rejects.toThrow('database unavailable');
     } finally {
       spy.mockRestore();
     }
@@ -206,7 +206,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
       return { result: 'ok' };
     };
     const both = [];
-    for (const text of ['s1', 's2']) both.push(await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text, awaited: true }));
+    for (const text of ['s1', 's2']) both.push(await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text, awaited: true }));
     for (const x of both) expect(await rowOf(t, x.id)).toMatchObject({ status: 'executing', lease_owner: t.c.taskWorker.owner });
     release();
     for (const x of both) await t.waitTask(x.id, (y) => y.status === 'completed');
@@ -220,16 +220,16 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
       return { result: 'signalled' };
     };
     const plain = await t.createAgent(LLM);
-    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'wait here', awaited: true });
+    const task = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'wait here', awaited: true });
     const find = vi.spyOn(TasksRepository.prototype, 'find');
     try {
-      const waiting = t.c.tasks.waitForFinal(t.orgA, task.id, { timeoutMs: 10_000 });
+      const waiting = t.c.tasks.submissions.waitForFinal(t.orgA, task.id, { timeoutMs: 10_000 });
       await new Promise((r) => setTimeout(r, 50));
       release();
       expect(await waiting).toMatchObject({ id: task.id, status: 'completed', result: 'signalled' });
       expect(find.mock.calls.filter(([, id]) => id === task.id)).toHaveLength(0);
       // A task not running here is read.
-      expect((await t.c.tasks.waitForFinal(t.orgA, task.id, { timeoutMs: 1000 })).status).toBe('completed');
+      expect((await t.c.tasks.submissions.waitForFinal(t.orgA, task.id, { timeoutMs: 1000 })).status).toBe('completed');
       expect(find.mock.calls.filter(([, id]) => id === task.id)).toHaveLength(1);
     } finally {
       find.mockRestore();
@@ -245,7 +245,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     let taskId: string | undefined;
     try {
       // The task as the submission committed it: claimed by this worker.
-      const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'late' });
+      const task = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: 'late' });
       taskId = task.id;
       const claimed = (await new TaskQueueRepository(t.c.db).claimPending(t.c.taskWorker.owner, Date.now(), 60_000))!;
       expect(claimed.id).toBe(task.id);
@@ -330,7 +330,7 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
 
   it('refuses every write of a stale attempt once the task was claimed again', async () => {
     const agentId = await t.createAgent(LLM);
-    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: 'fence' });
+    const task = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId, source: 'api', text: 'fence' });
     const now = Date.now();
     const first = (await queue.claimPending('worker-a', now, 1000))!;
     expect(first).toMatchObject({ id: task.id, status: 'executing', execution_attempts: 1, lease_owner: 'worker-a' });
@@ -365,7 +365,7 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
     const agentId = await t.createAgent(LLM);
     const now = Date.now();
     const tasks = [];
-    for (let i = 0; i < 6; i++) tasks.push(await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: `batch ${i}` }));
+    for (let i = 0; i < 6; i++) tasks.push(await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId, source: 'api', text: `batch ${i}` }));
     // A known queue order (submissions in one millisecond tie), and the last one not due yet.
     for (const [i, task] of tasks.entries()) {
       await t.c.db.kysely.updateTable('tasks').set({ queued_at: i === 5 ? now + 3_600_000 : now - 100 + i }).where('id', '=', task.id).execute();
@@ -387,7 +387,7 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
     const tokens = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
     const message = (taskId: string) => ({ organization_id: t.orgA, task_id: taskId, run: 1, role: 'assistant', content: 'hello', tool_calls: null, tool_call_id: null, created_at: 1 });
     for (const changedUnderFence of [false, true]) {
-      const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: `finish ${changedUnderFence}` });
+      const task = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId, source: 'api', text: `finish ${changedUnderFence}` });
       const claimed = (await queue.claimPending('worker-f', Date.now(), 60_000))!;
       // A column the task shows, changed after the claim without moving the fence: the event must still be exact.
       if (changedUnderFence) await t.c.db.kysely.updateTable('tasks').set({ title: 'renamed' }).where('id', '=', task.id).execute();
@@ -410,7 +410,7 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
     const agentId = await t.createAgent(LLM);
     const show = { type: 'task_finished', data: (r: Parameters<typeof presentTask>[0]) => JSON.stringify(presentTask(r)) };
     const tasks = [];
-    for (let i = 0; i < 3; i++) tasks.push(await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: `many ${i}` }));
+    for (let i = 0; i < 3; i++) tasks.push(await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId, source: 'api', text: `many ${i}` }));
     const claimed = await queue.claimPendingBatch('worker-m', Date.now(), 60_000, 3);
     expect(claimed.map((r) => r.id).sort()).toEqual(tasks.map((x) => x.id).sort());
     // The second one is stopped meanwhile: its fence moves, so its outcome is stale.
@@ -449,8 +449,8 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
   it('claims a dead worker’s task again after its lease, and ends it error when attempts run out', async () => {
     const agentId = await t.createAgent(LLM);
     const limited = await t.createAgent({ ...LLM, task_level_strategies: { retry_strategy: { enabled: true, max_retries: 0 } } });
-    const revived = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: 'revive' });
-    const abandoned = await t.c.tasks.submit({ organizationId: t.orgA, agentId: limited, source: 'api', text: 'abandon' });
+    const revived = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId, source: 'api', text: 'revive' });
+    const abandoned = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: limited, source: 'api', text: 'abandon' });
     // A worker claims both and dies (it never heart-beats).
     expect(await queue.claimPending('dead-worker', Date.now(), 1000)).toBeTruthy();
     expect(await queue.claimPending('dead-worker', Date.now(), 1000)).toBeTruthy();
@@ -476,12 +476,12 @@ describe.each(TEST_DBS)('task leases and fencing (%s)', (kind) => {
       throw new Error('aborted');
     };
     await t.c.taskWorker.start();
-    const task = await t.c.tasks.submit({ organizationId: t.orgA, agentId, source: 'api', text: 'shutdown' });
+    const task = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId, source: 'api', text: 'shutdown' });
     await t.waitTask(task.id, (x) => x.status === 'executing');
     await t.c.taskWorker.stop();
     expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'pending', execution_attempts: 0 });
     // waitForFinal answers with the task as it is when the time is up.
-    expect((await t.c.tasks.waitForFinal(t.orgA, task.id, { timeoutMs: 300 })).status).toBe('pending');
+    expect((await t.c.tasks.submissions.waitForFinal(t.orgA, task.id, { timeoutMs: 300 })).status).toBe('pending');
     await t.req('POST', `/v1/tasks/${task.id}/stop`);
   });
 });

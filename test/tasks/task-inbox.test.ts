@@ -114,7 +114,7 @@ describe.each(TEST_DBS)('task inbox (%s)', (kind) => {
     expect((await lines.next()).value).toBe('ready');
     // More than one move batch (500), from both processes at once.
     other.stdin!.write('go\n');
-    const [mine, theirs] = await Promise.all([t.c.tasks.list(t.orgA, { agentId: agent }, 1, 50), lines.next()]);
+    const [mine, theirs] = await Promise.all([t.c.tasks.queries.list(t.orgA, { agentId: agent }, 1, 50), lines.next()]);
     expect(mine.total).toBe(n);
     expect(JSON.parse(theirs.value as string)).toEqual({ total: n });
 

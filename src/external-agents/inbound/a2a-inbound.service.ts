@@ -6,7 +6,7 @@ import type { AgentsService } from '../../agents/agents.service.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { PublicUrls } from '../../lib/urls.js';
-import type { TasksService } from '../../tasks/tasks.service.js';
+import type { TaskParts } from '../../tasks/tasks.module.js';
 import { agentCard } from './agent-card.js';
 import { AgentryA2aHandler, type InboundTarget } from './a2a-request-handler.js';
 
@@ -15,7 +15,7 @@ export type RpcOutcome = { kind: 'json'; body: JsonRpcAnswer } | { kind: 'stream
 
 export interface InboundDeps {
   agents: AgentsService;
-  tasks: TasksService;
+  tasks: TaskParts;
   urls: PublicUrls;
   syncTimeoutMs: number;
   log: Logger;

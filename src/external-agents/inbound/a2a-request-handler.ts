@@ -16,7 +16,7 @@ import { isAppError } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { isValidTaskId } from '../../tasks/task-ids.js';
 import { FINAL_STATUSES, type Task } from '../../tasks/task.types.js';
-import type { TasksService } from '../../tasks/tasks.service.js';
+import type { TaskParts } from '../../tasks/tasks.module.js';
 import { partsText } from '../a2a-messages.js';
 import { toA2aTask, toStreamResponses } from './a2a-tasks.js';
 
@@ -26,7 +26,7 @@ export interface InboundTarget {
   card: AgentCard;
   /** The HTTP client went away: a blocking message/send stops waiting (the task runs on). */
   clientGone?: AbortSignal;
-  /** The authenticated caller: the tasks service checks its access to the agent (personal scope, OIDC pre-auth). */
+  /** The authenticated caller: task submission checks its access to the agent (personal scope, OIDC pre-auth). */
   caller?: Principal;
   /** The end user's token for a use_oidc_pre_auth agent. */
   userToken?: string;
@@ -35,7 +35,8 @@ export interface InboundTarget {
 }
 
 export interface A2aHandlerDeps {
-  tasks: TasksService;
+  /** message/send and stream submit; tasks/get and resubscribe read; tasks/cancel stops. */
+  tasks: TaskParts;
   /** How long a blocking message/send waits for the run (AGENTRY_SYNC_TIMEOUT_MS); the task as it is then. */
   syncTimeoutMs: number;
   log: Logger;
@@ -46,7 +47,7 @@ const MAX_TEXT_CHARS = 1_000_000;
 
 /**
  * The A2A request handler of one Agentry agent, for one call: the SDK's JSON-RPC transport handlers (v1.0 and v0.3)
- * parse and answer the protocol, and every method lands here, on the tasks service. Runs are ordinary tasks with
+ * parse and answer the protocol, and every method lands here, on the task engine's parts. Runs are ordinary tasks with
  * `source` `a2a`, so the task table is the A2A task store: `tasks/get` and `tasks/cancel` work from any process.
  */
 export class AgentryA2aHandler implements A2ARequestHandler {
@@ -66,14 +67,14 @@ export class AgentryA2aHandler implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest): Promise<Message | A2aTask> {
     return this.guard(async () => {
       const blocking = !params.configuration?.returnImmediately;
-      const task = await this.deps.tasks.submit({ ...this.submission(params), awaited: blocking });
+      const task = await this.deps.tasks.submissions.submit({ ...this.submission(params), awaited: blocking });
       if (!blocking) return toA2aTask(task);
-      return toA2aTask(await this.deps.tasks.waitForFinal(this.target.organizationId, task.id, { timeoutMs: this.deps.syncTimeoutMs, signal: this.target.clientGone, subExecutions: false, submitted: task }));
+      return toA2aTask(await this.deps.tasks.submissions.waitForFinal(this.target.organizationId, task.id, { timeoutMs: this.deps.syncTimeoutMs, signal: this.target.clientGone, subExecutions: false, submitted: task }));
     });
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    const { task, cursor } = await this.guard(() => this.deps.tasks.enqueue({ ...this.submission(params), awaited: true }));
+    const { task, cursor } = await this.guard(() => this.deps.tasks.submissions.enqueue({ ...this.submission(params), awaited: true }));
     yield { payload: { $case: 'task', value: toA2aTask(task) } };
     yield* this.follow(task.id, cursor);
   }
@@ -86,7 +87,7 @@ export class AgentryA2aHandler implements A2ARequestHandler {
     return this.guard(async () => {
       const t = await this.ownTask(params.id);
       if (FINAL_STATUSES.has(t.status) && t.status !== 'stopped') throw new TaskNotCancelableError(`Task ${t.id} is already ${t.status}`);
-      return toA2aTask(await this.deps.tasks.stop(this.target.organizationId, t.id));
+      return toA2aTask(await this.deps.tasks.control.stop(this.target.organizationId, t.id));
     });
   }
 
@@ -128,7 +129,7 @@ export class AgentryA2aHandler implements A2ARequestHandler {
   /** A task of this agent; another agent's (or organization's) task is as missing as one that never existed. */
   private async ownTask(id: string): Promise<Task> {
     if (!id || !isValidTaskId(id)) throw new TaskNotFoundError(`Task ${id} not found`);
-    const t = await this.deps.tasks.get(this.target.organizationId, id).catch((e) => {
+    const t = await this.deps.tasks.queries.get(this.target.organizationId, id).catch((e) => {
       if (isAppError(e) && e.code === 'not_found') throw new TaskNotFoundError(`Task ${id} not found`);
       throw e;
     });
@@ -139,7 +140,7 @@ export class AgentryA2aHandler implements A2ARequestHandler {
   private async *follow(taskId: string, cursor: number): AsyncGenerator<StreamResponse, void, undefined> {
     const abort = new AbortController();
     try {
-      for await (const e of this.deps.tasks.follow(this.target.organizationId, taskId, cursor, abort.signal)) {
+      for await (const e of this.deps.tasks.queries.follow(this.target.organizationId, taskId, cursor, abort.signal)) {
         for (const r of toStreamResponses(e)) yield r;
         if (e.type === 'task_finished') return;
       }

@@ -7,12 +7,12 @@ import type { Principal } from '../../auth/principal.js';
 import { isAppError } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { isValidTaskId } from '../../tasks/task-ids.js';
-import { FINAL_STATUSES } from '../../tasks/task.types.js';
-import type { TasksService } from '../../tasks/tasks.service.js';
+import { FINAL_STATUSES, type TaskSubmitter } from '../../tasks/task.types.js';
 
 export interface McpInboundDeps {
   agents: AgentsService;
-  tasks: TasksService;
+  /** Each tool call submits a task and waits for it (TaskSubmissions). */
+  tasks: TaskSubmitter;
   /** How long a tool call waits for its run (AGENTRY_SYNC_TIMEOUT_MS). */
   syncTimeoutMs: number;
   log: Logger;

@@ -35,25 +35,25 @@ export function invokeRoutes(router: Router, c: Container): void {
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result (asynchronous=true: the pending task)', ...spec, query: SyncInvokeQuery }, async ({ principal, body: json, query, params, request, reply }) => {
     const { body, discard } = await bodyOf(request, principal, json);
     // xpander's clients ask the plain invoke route for an asynchronous run with ?asynchronous=true (issue 25).
-    if (query.asynchronous) return refusedWith(discard, () => c.tasks.submit(submission(principal, params.agent_id, body, query.version, request)));
-    const task = await refusedWith(discard, () => c.tasks.submit({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true }));
+    if (query.asynchronous) return refusedWith(discard, () => c.tasks.submissions.submit(submission(principal, params.agent_id, body, query.version, request)));
+    const task = await refusedWith(discard, () => c.tasks.submissions.submit({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true }));
     // A caller that hung up stops the wait (not the task, which is committed and runs on).
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
-    return c.tasks.waitForFinal(principal.organizationId, task.id, { timeoutMs: c.config.syncTimeoutMs, signal: gone.signal, submitted: task });
+    return c.tasks.submissions.waitForFinal(principal.organizationId, task.id, { timeoutMs: c.config.syncTimeoutMs, signal: gone.signal, submitted: task });
   });
 
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, async ({ principal, body: json, query, params, request }) => {
     const { body, discard } = await bodyOf(request, principal, json);
-    return refusedWith(discard, () => c.tasks.submit(submission(principal, params.agent_id, body, query.version, request)));
+    return refusedWith(discard, () => c.tasks.submissions.submit(submission(principal, params.agent_id, body, query.version, request)));
   });
 
   router.route(
     { method: 'POST', url: '/v1/agents/:agent_id/invoke/stream', summary: 'Invoke an agent; streams the run as Server-Sent Events', ...spec },
     async ({ principal, body: json, query, params, request, reply }) => {
       const { body, discard } = await bodyOf(request, principal, json);
-      const { task, cursor } = await refusedWith(discard, () => c.tasks.enqueue({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true }));
-      return sendEventStream(request, reply, (signal) => c.tasks.follow(principal.organizationId, task.id, cursor, signal));
+      const { task, cursor } = await refusedWith(discard, () => c.tasks.submissions.enqueue({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true }));
+      return sendEventStream(request, reply, (signal) => c.tasks.queries.follow(principal.organizationId, task.id, cursor, signal));
     },
   );
 }

@@ -12,14 +12,14 @@ export function tasksRoutes(router: Router, c: Container): void {
   const tags = ['tasks'];
 
   router.route({ method: 'GET', url: '/v1/tasks', summary: 'List tasks', tags, query: TaskListQuery }, async ({ principal, query }) => {
-    const { items, total } = await c.tasks.list(principal.organizationId, filterOf(query), query.page, query.per_page, principal);
+    const { items, total } = await c.tasks.queries.list(principal.organizationId, filterOf(query), query.page, query.per_page, principal);
     return pageOf(items, total, query.page, query.per_page);
   });
 
   router.route(
     { method: 'GET', url: '/v1/agents/:agent_id/tasks', summary: "List an agent's tasks", tags, params: AgentIdParams, query: AgentTaskListQuery },
     async ({ principal, params, query }) => {
-      const { items, total } = await c.tasks.listForAgent(principal.organizationId, params.agent_id, filterOf(query), query.page, query.per_page, principal);
+      const { items, total } = await c.tasks.queries.listForAgent(principal.organizationId, params.agent_id, filterOf(query), query.page, query.per_page, principal);
       return pageOf(items, total, query.page, query.per_page);
     },
   );
@@ -30,37 +30,37 @@ export function tasksRoutes(router: Router, c: Container): void {
   );
 
   router.route({ method: 'GET', url: '/v1/tasks/:task_id', summary: 'Get a task', tags, params: TaskIdParams }, ({ principal, params }) =>
-    c.tasks.get(principal.organizationId, params.task_id, principal),
+    c.tasks.queries.get(principal.organizationId, params.task_id, principal),
   );
 
   router.route({ method: 'DELETE', url: '/v1/tasks/:task_id', summary: 'Delete a task (stopping it first)', tags, params: TaskIdParams }, async ({ principal, params }) => {
-    await c.tasks.delete(principal.organizationId, params.task_id, principal);
+    await c.tasks.control.delete(principal.organizationId, params.task_id, principal);
     return { id: params.task_id, deleted: true };
   });
 
   router.route({ method: 'POST', url: '/v1/tasks/:task_id/stop', summary: 'Stop a task (idempotent)', tags, params: TaskIdParams }, ({ principal, params }) =>
-    c.tasks.stop(principal.organizationId, params.task_id, principal),
+    c.tasks.control.stop(principal.organizationId, params.task_id, principal),
   );
 
   router.route({ method: 'GET', url: '/v1/tasks/:task_id/thread', summary: "A task's conversation thread", tags, params: TaskIdParams }, ({ principal, params }) =>
-    c.tasks.thread(principal.organizationId, params.task_id, principal),
+    c.tasks.queries.thread(principal.organizationId, params.task_id, principal),
   );
 
   router.route(
     { method: 'GET', url: '/v1/tasks/:task_id/events', summary: 'Execution trace: JSON, or SSE (replay, then live) with Accept: text/event-stream', tags, params: TaskIdParams },
     async ({ principal, params, request, reply }) => {
-      if (!wantsEventStream(request)) return c.tasks.events(principal.organizationId, params.task_id, principal);
-      await c.tasks.assertExists(principal.organizationId, params.task_id, principal);
-      return sendEventStream(request, reply, (signal) => c.tasks.follow(principal.organizationId, params.task_id, lastEventId(request), signal));
+      if (!wantsEventStream(request)) return c.tasks.queries.events(principal.organizationId, params.task_id, principal);
+      await c.tasks.queries.assertExists(principal.organizationId, params.task_id, principal);
+      return sendEventStream(request, reply, (signal) => c.tasks.queries.follow(principal.organizationId, params.task_id, lastEventId(request), signal));
     },
   );
 
   router.route({ method: 'POST', url: '/v1/tasks/:task_id/approve', summary: 'Approve the paused tool call of a supervised task', tags, params: TaskIdParams }, ({ principal, params }) =>
-    c.tasks.approve(principal.organizationId, params.task_id, principal),
+    c.tasks.control.approve(principal.organizationId, params.task_id, principal),
   );
 
   router.route({ method: 'POST', url: '/v1/tasks/:task_id/reject', summary: 'Reject the paused tool call of a supervised task', tags, params: TaskIdParams }, ({ principal, params }) =>
-    c.tasks.reject(principal.organizationId, params.task_id, principal),
+    c.tasks.control.reject(principal.organizationId, params.task_id, principal),
   );
 }
 

@@ -5,7 +5,7 @@ import type { Router } from '../router.js';
 import { lastEventId, sendEventStream, wantsEventStream } from './task-stream.js';
 import { agentVersion } from './xpander-agents.routes.js';
 
-/** xpander's agent-execution routes (its SDK's Tasks and Task), over the tasks service; docs/xpander-sdk.md. */
+/** xpander's agent-execution routes (its SDK's Tasks and Task), over the task engine's parts (XpanderTasks); docs/xpander-sdk.md. */
 export function xpanderTasksRoutes(router: Router, c: Container): void {
   const x = c.xpander.tasks;
   const tags = ['xpander'];
@@ -43,7 +43,7 @@ export function xpanderTasksRoutes(router: Router, c: Container): void {
       if (params.organization_id !== principal.organizationId) throw AppError.notFound('Task');
       // httpx-sse (the SDK's client) asks for text/event-stream; without it the trace so far is a JSON array, as on /v1.
       if (!wantsEventStream(request)) return x.events(principal.organizationId, params.task_id);
-      await c.tasks.assertExists(principal.organizationId, params.task_id);
+      await c.tasks.queries.assertExists(principal.organizationId, params.task_id);
       return sendEventStream(request, reply, (signal) => x.follow(principal.organizationId, params.task_id, lastEventId(request), signal));
     },
   );

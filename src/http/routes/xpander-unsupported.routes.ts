@@ -42,12 +42,12 @@ export function xpanderUnsupportedRoutes(router: Router, c: Container): void {
   }
 
   router.route({ method: 'POST', url: '/agent-execution/:task_id/events/push', summary: 'Not supported (501): pushing events from a client', tags, status: 501, params: TaskIdParams, body: AnyBody, auth: true }, async ({ principal, params }) => {
-    await c.tasks.assertExists(principal.organizationId, params.task_id);
+    await c.tasks.queries.assertExists(principal.organizationId, params.task_id);
     throw refuse('Pushing task events from a client', "the trace holds the events of Agentry's own runs");
   });
 
   router.route({ method: 'GET', url: '/activity/:agent_id/:task_id', summary: 'Not supported (501): the activity log', tags, status: 501, params: AgentTaskParams, auth: true }, async ({ principal, params }) => {
-    const task = await c.tasks.get(principal.organizationId, params.task_id);
+    const task = await c.tasks.queries.get(principal.organizationId, params.task_id);
     if (task.agent_id !== params.agent_id) throw AppError.notFound('Task');
     throw refuse("xpander's activity log", 'read GET /v1/tasks/{id}/thread and /v1/tasks/{id}/events');
   });
@@ -71,10 +71,10 @@ export function xpanderUnsupportedRoutes(router: Router, c: Container): void {
 
   // Declared in the SDK: mapped onto the supervised-approval decisions.
   router.route({ method: 'POST', url: '/hitl/:task_id/approve', summary: "Approve a paused supervised task's tool call (xpander SDK)", tags, params: TaskIdParams, body: AnyBody, auth: true }, ({ principal, params }) =>
-    c.tasks.approve(principal.organizationId, params.task_id),
+    c.tasks.control.approve(principal.organizationId, params.task_id),
   );
   router.route({ method: 'POST', url: '/hitl/:task_id/reject', summary: "Reject a paused supervised task's tool call (xpander SDK)", tags, params: TaskIdParams, body: AnyBody, auth: true }, ({ principal, params }) =>
-    c.tasks.reject(principal.organizationId, params.task_id),
+    c.tasks.control.reject(principal.organizationId, params.task_id),
   );
 
   // Agentry has no organization-wide default LLM headers (an agent's own llm_extra_headers apply): none to give.

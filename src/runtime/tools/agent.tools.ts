@@ -20,7 +20,7 @@ export interface AgentToolProviderDeps {
   submitter: () => TaskSubmitter;
   /** Name and description of a sub-agent for the tool description; null when it no longer exists. */
   describe?: (organizationId: string, agentId: string) => Promise<SubAgentInfo | null>;
-  /** Stops a child task when its parent is stopped (the tasks service's stop); absent: the child runs on. */
+  /** Stops a child task when its parent is stopped (TaskControl.stop); absent: the child runs on. */
   stopTask?: (organizationId: string, taskId: string) => Promise<unknown>;
   /** How long one wait on the child lasts before checking the parent's signal again. */
   pollMs?: number;

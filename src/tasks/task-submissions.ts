@@ -3,29 +3,24 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { GroupCommit } from '../lib/group-commit.js';
 import { newId } from '../lib/ids.js';
-import type { SecretBox } from '../lib/secret-box.js';
-import type { ThreadMessage } from '../runtime/task-runner.js';
-import { taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from './task-agents.js';
-import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
-import type { TaskInbox } from './task-inbox.js';
-import type { LocalSlots, RunStart } from './local-slots.js';
-import type { TaskEndNotifier } from './task-end-notifier.js';
-import { eventRow, presentEvent, presentMessage, presentTask } from './task.presenter.js';
-import type { TaskSignals } from './task-signals.js';
-import { presentWithChildren, TaskWatch } from './task-watch.js';
-import { TaskControl } from './task-control.js';
-import { checkDailyLimit, overDailyLimit } from './task-daily-limit.js';
-import { jsonOrNull, newTaskRow, withoutSeq } from './task-rows.js';
-import { FINAL_STATUSES, type Task, type TaskEvent, type TaskReport, type TaskSubmission, type TaskSubmitter, type TaskStatus, type WaitOptions } from './task.types.js';
-import type { ContinuationFields, NewEventRow, TaskFilter, TaskRow, TasksRepository } from './tasks.repository.js';
 import { hasNulText, nulTextError } from '../lib/nul-text.js';
-import { canSeeAgent, listOwner } from '../auth/agent-access.js';
-import type { Principal } from '../auth/principal.js';
-import { admitSubmission, type InvocationPreAuth } from './submission-access.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import { checkedCallDepth } from './call-depth.js';
+import type { LocalSlots, RunStart } from './local-slots.js';
+import { admitSubmission, type InvocationPreAuth } from './submission-access.js';
+import { taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from './task-agents.js';
 import type { ClaimedTask, ClaimHooks } from './task-claim-hooks.js';
+import { checkDailyLimit, overDailyLimit } from './task-daily-limit.js';
+import type { TaskEndNotifier } from './task-end-notifier.js';
+import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
+import { findAccepted, type TaskInbox } from './task-inbox.js';
+import { jsonOrNull, newTaskRow } from './task-rows.js';
+import type { TaskSignals } from './task-signals.js';
+import { presentWithChildren, type TaskWatch } from './task-watch.js';
+import { eventRow, presentTask } from './task.presenter.js';
+import type { Task, TaskReport, TaskSubmission, TaskSubmitter, WaitOptions } from './task.types.js';
+import type { ContinuationFields, NewEventRow, TaskRow, TasksRepository } from './tasks.repository.js';
 
-const EVENT_BATCH = 500;
 /** Tasks per group commit: 44 columns each, well under SQLite's 32,766 bound parameters per statement. */
 const INTAKE_BATCH = 200;
 
@@ -37,23 +32,16 @@ interface Prepared {
   now: number;
 }
 
-export type { RunStart } from './local-slots.js';
-
-export type { ClaimedTask, ClaimHooks } from './task-claim-hooks.js';
-
-export interface TaskPage {
-  items: Task[];
-  total: number;
-}
-
-/** What the task use cases are built with (tasks.module.ts). */
-export interface TasksServiceDeps {
+/** What task submission is built with (tasks.module.ts). */
+export interface TaskSubmissionsDeps {
   repo: TasksRepository;
   agents: TaskAgentDirectory;
   signals: TaskSignals;
   secretBox: SecretBox;
   clock: Clock;
   inbox: TaskInbox;
+  /** Waits for a submitted task's final status (task-watch.ts; the same watch serves TaskQueries.follow). */
+  watch: TaskWatch;
   /** This process's worker, when it runs one: awaited submissions are handed to a free slot (local-slots.ts). */
   localSlots?: LocalSlots;
   /** When an awaited run starts beside its commit (local-slots.ts); 'now' by default. */
@@ -64,22 +52,16 @@ export interface TasksServiceDeps {
 }
 
 /**
- * Use cases of tasks: submission (API invoke, webhooks, sub-agents), waiting, reading, stopping and the
- * supervised-approval decisions. The worker (task.worker.ts) runs what this commits.
+ * Submitting tasks: the API's invocations, webhook calls, sub-agents, schedules, MCP and A2A callers, and runs
+ * reported by xpander's SDK. Each checks the agent and the caller, commits the task and wakes the workers
+ * (task.worker.ts runs it); `waitForFinal` is the wait of a caller that has just submitted. Reading, following and
+ * stopping tasks are TaskQueries and TaskControl.
  */
-export class TasksService implements TaskSubmitter {
+export class TaskSubmissions implements TaskSubmitter {
   /** New tasks committed together: see GroupCommit. */
   private readonly intake = new GroupCommit<{ task: TaskRow; event: NewEventRow }, number>((items) => this.d.repo.insertNew(items), INTAKE_BATCH);
 
-  /** Waits for a final status and follows traces (task-watch.ts). */
-  private readonly watcher: TaskWatch;
-  /** Stop and approval decisions (task-control.ts). */
-  private readonly control: TaskControl;
-
-  constructor(private readonly d: TasksServiceDeps) {
-    this.watcher = new TaskWatch(d.repo, d.signals, d.localSlots);
-    this.control = new TaskControl(d);
-  }
+  constructor(private readonly d: TaskSubmissionsDeps) {}
 
   async submit(s: TaskSubmission): Promise<Task> {
     return (await this.enqueue(s)).task;
@@ -246,7 +228,7 @@ export class TasksService implements TaskSubmitter {
   async report(s: TaskSubmission, r: TaskReport): Promise<Task> {
     const id = s.taskId ?? newId();
     if (!isValidTaskId(id)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
-    if (await this.findAccepted(s.organizationId, id)) throw new AppError('conflict', 'Task already exists');
+    if (await findAccepted(this.d.repo, this.d.inbox, s.organizationId, id)) throw new AppError('conflict', 'Task already exists');
     const { fields, agent, now } = await this.prepare({ ...s, taskId: undefined });
     const tokens = { prompt_tokens: r.tokens.prompt_tokens, completion_tokens: r.tokens.completion_tokens, total_tokens: r.tokens.prompt_tokens + r.tokens.completion_tokens };
     const started = now - Math.max(0, Math.round(r.durationMs));
@@ -266,121 +248,13 @@ export class TasksService implements TaskSubmitter {
     return presentWithChildren(this.d.repo, row);
   }
 
+  /**
+   * Resolves with the task once it is final (or paused), or as it is when `timeoutMs` passes or `signal` aborts.
+   * Its callers have just submitted the task (most pass it as `opts.submitted`): an awaited run of this process's
+   * worker signals its outcome with the row, so the wait usually reads nothing (task-watch.ts).
+   */
   waitForFinal(organizationId: string, taskId: string, opts: WaitOptions): Promise<Task> {
-    return this.watcher.waitForFinal(organizationId, taskId, opts);
-  }
-
-  /**
-   * Replays the trace after `afterSeq`, then follows it live until the task is final (or `abort` fires).
-   * Each event carries its `seq`, usable as an SSE id to resume from.
-   */
-  follow(organizationId: string, taskId: string, afterSeq: number, abort: AbortSignal): AsyncGenerator<TaskEvent & { seq: number }> {
-    return this.watcher.follow(organizationId, taskId, afterSeq, abort);
-  }
-
-  /** `viewer` (the API's caller): tasks of another's personal agent are answered as missing (src/auth/agent-access.ts). */
-  async get(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
-    const row = await this.findVisible(organizationId, taskId, viewer);
-    if (!row) throw AppError.notFound('Task');
-    return presentWithChildren(this.d.repo, row);
-  }
-
-  async list(organizationId: string, filter: TaskFilter, page: number, perPage: number, viewer?: Principal): Promise<TaskPage> {
-    await this.d.inbox.settle();
-    const owner = viewer && listOwner(viewer);
-    const { rows, total } = await this.d.repo.list(organizationId, { ...filter, ...(owner !== undefined && { visibleTo: owner }) }, (page - 1) * perPage, perPage);
-    const children = await this.d.repo.children(organizationId, rows.map((r) => r.id));
-    return { items: rows.map((r) => presentTask(r, children.get(r.id) ?? [])), total };
-  }
-
-  /** Tasks of one agent; an agent that never existed is a 404, a deleted agent's tasks stay readable. */
-  async listForAgent(organizationId: string, agentId: string, filter: TaskFilter, page: number, perPage: number, viewer?: Principal): Promise<TaskPage> {
-    if (viewer && !canSeeAgent(viewer, await this.d.agents.accessOf(organizationId, agentId))) throw AppError.notFound('Agent');
-    const out = await this.list(organizationId, { ...filter, agentId }, page, perPage);
-    if (out.total === 0 && !(await this.d.agents.exists(organizationId, agentId))) throw AppError.notFound('Agent');
-    return out;
-  }
-
-  /** Idempotent: a final task is returned as it is; an active one ends `stopped` and its worker aborts. */
-  async stop(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
-    const row = await this.findVisible(organizationId, taskId, viewer);
-    if (!row) throw AppError.notFound('Task');
-    // Lost a race with the worker finishing it: show the task as it ended.
-    return (await this.control.stop(row)) ?? this.get(organizationId, taskId);
-  }
-
-  /**
-   * A task by id, settling the task inbox first when it is not found: an asynchronous webhook call's answer carries
-   * its task's id (`x-task-id`) while the task may still wait in the inbox. Only a miss pays for the settle.
-   */
-  private async findAccepted(organizationId: string, taskId: string): Promise<TaskRow | undefined> {
-    const row = await this.d.repo.find(organizationId, taskId);
-    if (row) return row;
-    await this.d.inbox.settle();
-    return this.d.repo.find(organizationId, taskId);
-  }
-
-  async delete(organizationId: string, taskId: string, viewer?: Principal): Promise<void> {
-    const row = await this.findVisible(organizationId, taskId, viewer);
-    if (!row) throw AppError.notFound('Task');
-    // Stopping first moves the fence, so the worker running it aborts and can write nothing more.
-    if (!FINAL_STATUSES.has(row.status as TaskStatus)) await this.stop(organizationId, taskId);
-    if (!(await this.d.repo.delete(organizationId, taskId))) throw AppError.notFound('Task');
-    this.d.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
-  }
-
-  async thread(organizationId: string, taskId: string, viewer?: Principal): Promise<ThreadMessage[]> {
-    if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
-    return (await this.d.repo.thread(organizationId, taskId)).map(presentMessage);
-  }
-
-  /** The whole trace so far. */
-  async events(organizationId: string, taskId: string, viewer?: Principal): Promise<TaskEvent[]> {
-    if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
-    const out: TaskEvent[] = [];
-    for (let after = 0; ; ) {
-      const batch = await this.d.repo.events(organizationId, taskId, after, EVENT_BATCH);
-      for (const r of batch) out.push(withoutSeq(presentEvent(r)));
-      if (batch.length < EVENT_BATCH) return out;
-      after = Number(batch[batch.length - 1].seq);
-    }
-  }
-
-  /** The data of the task's latest event of `type` (no caller check: the runtime reads its own task's trace). */
-  async lastEventData(organizationId: string, taskId: string, type: TaskEvent['type']): Promise<Record<string, unknown> | null> {
-    const row = await this.d.repo.lastEventOfType(organizationId, taskId, type);
-    return row ? presentEvent(row).data : null;
-  }
-
-  /** Checks the task exists (a 404 before any streaming starts). */
-  async assertExists(organizationId: string, taskId: string, viewer?: Principal): Promise<void> {
-    if (!(await this.findVisible(organizationId, taskId, viewer))) throw AppError.notFound('Task');
-  }
-
-  approve(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
-    return this.decide(organizationId, taskId, 'approved', viewer);
-  }
-
-  reject(organizationId: string, taskId: string, viewer?: Principal): Promise<Task> {
-    return this.decide(organizationId, taskId, 'rejected', viewer);
-  }
-
-  private async decide(organizationId: string, taskId: string, decision: 'approved' | 'rejected', viewer?: Principal): Promise<Task> {
-    const row = await this.findVisible(organizationId, taskId, viewer);
-    if (!row) throw AppError.notFound('Task');
-    return this.control.decide(row, decision);
-  }
-
-  /** Whether the task exists and the viewer may see its agent (the router's personal-scope check). */
-  async visibleTo(viewer: Principal, taskId: string): Promise<boolean> {
-    return (await this.findVisible(viewer.organizationId, taskId, viewer)) !== undefined;
-  }
-
-  /** The task, unless the viewer may not see its agent (another's personal agent, deleted or not). */
-  private async findVisible(organizationId: string, taskId: string, viewer?: Principal): Promise<TaskRow | undefined> {
-    const row = await this.findAccepted(organizationId, taskId);
-    if (!row || !viewer || viewer.role === 'admin') return row;
-    return canSeeAgent(viewer, await this.d.agents.accessOf(organizationId, row.agent_id)) ? row : undefined;
+    return this.d.watch.waitForFinal(organizationId, taskId, opts);
   }
 
   /**
