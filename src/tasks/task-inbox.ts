@@ -17,9 +17,10 @@ const MOVE_BATCH = 500;
  * the indexing is paid once per batch of hundreds by whoever reads next.
  *
  * The inbox is invisible to every reader: the task lists, the daily run count and the workers' claims first
- * `settle()` it, which moves every entry committed before the call into `tasks`. A task's id is never known
- * outside before that (the asynchronous answer is `{"status":"Started"}`), so reading one task by id needs no
- * settling. Entries keep their acceptance time as `created_at`; their `task_created` event is written by the move.
+ * `settle()` it, which moves every entry committed before the call into `tasks`. The asynchronous answer's
+ * `x-task-id` header makes an inbox task's id known outside, so reading one task by id settles on a miss only
+ * (`findAccepted` below). Entries keep their acceptance time as `created_at`; their `task_created` event is written
+ * by the move.
  */
 export class TaskInbox {
   private readonly writes = new GroupCommit<string, void>(async (rows) => {
