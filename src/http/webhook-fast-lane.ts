@@ -29,7 +29,8 @@ import { objectBody, precheckKey, runWebhook } from './webhook-transport.js';
  * the same body limit and JSON parser options, the same error mapping (`errorResponse`) and headers, including
  * the `connection: close` Fastify adds when a body cannot be read or parsed. Only requests it is sure to route
  * the way find-my-way would are taken: a secret of 1-100 URL-safe characters (longer ones go to Fastify), no
- * percent-encoding, no other path.
+ * percent-encoding, no other path. test/webhooks/webhook-contract.test.ts runs one table of calls against the lane
+ * and against the Fastify routes alone.
  */
 export interface WebhookFastLane {
   /** Fastify's `serverFactory`: our handler first, Fastify's for whatever the lane does not take. */

@@ -15,6 +15,15 @@ import { objectBody, precheckKey, runWebhook } from './webhook-transport.js';
 /** Multipart text fields are parameters and context, not documents: 1 MB each is generous. */
 const MAX_FIELD_BYTES = 1024 * 1024;
 
+export interface WebhookAppOptions {
+  /**
+   * Default true. False builds the listener without the fast lane, so the Fastify routes answer every request:
+   * the second implementation test/webhooks/webhook-contract.test.ts runs its table against. Not a setting: the
+   * two answer alike (that table is the proof), so production always has the lane.
+   */
+  fastLane?: boolean;
+}
+
 /**
  * The webhook receiver: its own listener, so it can be exposed to the internet alone. It serves nothing but the
  * two invocation forms of spec 4.3 and 4.4 (and /health): no management route is reachable here.
@@ -22,11 +31,11 @@ const MAX_FIELD_BYTES = 1024 * 1024;
  * A JSON call (the common case) is answered by the fast lane before Fastify sees it (see webhook-fast-lane.ts);
  * the routes below serve the rest, and `inject`, identically.
  */
-export async function buildWebhookApp(c: Container): Promise<FastifyInstance> {
+export async function buildWebhookApp(c: Container, opts: WebhookAppOptions = {}): Promise<FastifyInstance> {
   const { maxRequestBytes } = c.config.files;
-  const lane = createWebhookFastLane(c);
-  const app = createFastify(c.log, { bodyLimit: maxRequestBytes, serverFactory: lane.serverFactory, maxJsonDepth: c.config.maxJsonDepth });
-  app.addHook('preClose', async () => lane.close());
+  const lane = opts.fastLane === false ? undefined : createWebhookFastLane(c);
+  const app = createFastify(c.log, { bodyLimit: maxRequestBytes, serverFactory: lane?.serverFactory, maxJsonDepth: c.config.maxJsonDepth });
+  if (lane) app.addHook('preClose', async () => lane.close());
   installErrorHandler(app);
   if (c.metrics) installHttpMetrics(app, c.metrics, 'webhooks');
   await app.register(formbody, { bodyLimit: maxRequestBytes });
