@@ -46,11 +46,11 @@ const ABORT_GRACE_MS = 2000;
  * configured concurrency, heart-beats, and records what comes back. A task whose worker died is claimed again
  * once its lease runs out; a stopped or reclaimed task's old worker aborts and all of its writes are refused.
  *
- * Its parts, each with a deps object and none importing another's user: SlotLedger (slot-ledger.ts: the runs
- * held, reserved and lent slots), TaskClaimer (task-claimer.ts: the claim loop, over the ledger), RunSupervisor
- * (run-supervisor.ts: heartbeats, stops and approval decisions for the ledger's runs), TraceWriter and
- * OutcomeRecorder (task-execution.ts, task-outcome-recorder.ts: a run's trace and outcome). This class wires them,
- * answers LocalSlots, and runs what is claimed.
+ * Its parts, each built from a deps object, with dependencies one way: SlotLedger (slot-ledger.ts: the runs held,
+ * reserved and lent slots; it imports none of the others), TaskClaimer (task-claimer.ts: the claim loop, over the
+ * ledger), RunSupervisor (run-supervisor.ts: heartbeats, stops and approval decisions for the ledger's runs),
+ * TraceWriter and OutcomeRecorder (task-execution.ts, task-outcome-recorder.ts: a run's trace and outcome). This
+ * class wires them, answers LocalSlots, and runs what is claimed.
  */
 export class TaskWorker implements Startable, LocalSlots {
   readonly owner = `${hostname()}:${process.pid}:${randomToken(6)}`;
