@@ -5,8 +5,9 @@ import type { TaskSignals } from './task-signals.js';
 import type { TaskEvent } from './task.types.js';
 
 /**
- * One run as the worker holds it (task.worker.ts), and the writing of its trace. The worker claims and controls
- * runs; TraceWriter writes what they emit; OutcomeRecorder (task-outcome-recorder.ts) records how they end.
+ * One run as the worker holds it (task.worker.ts, in its SlotLedger), and the writing of its trace. The worker
+ * claims (task-claimer.ts) and controls (run-supervisor.ts) runs; TraceWriter writes what they emit;
+ * OutcomeRecorder (task-outcome-recorder.ts) records how they end.
  */
 
 /** `unrecorded`: the run started beside its submission's commit (LocalSlots), and the commit failed. */

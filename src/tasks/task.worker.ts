@@ -8,15 +8,17 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
 import type { RunnableAgent, TaskAgentDirectory } from './task-agents.js';
 import type { Lease, TaskQueueRepository } from './task-queue.repository.js';
-import { eventRow, presentMessage, presentTask } from './task.presenter.js';
+import { presentMessage, presentTask } from './task.presenter.js';
 import type { TaskInbox } from './task-inbox.js';
 import type { LocalSlots, SlotReservation } from './local-slots.js';
-import { MAX_CALL_DEPTH } from './call-depth.js';
-import { TaskSignals, Waker } from './task-signals.js';
+import type { TaskSignals } from './task-signals.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
-import type { NewDeliveryRow, TaskEndNotifier } from './task-end-notifier.js';
+import type { TaskEndNotifier } from './task-end-notifier.js';
 import { abortExecution, TraceWriter, type Execution } from './task-execution.js';
 import { failure, OutcomeRecorder } from './task-outcome-recorder.js';
+import { SlotLedger } from './slot-ledger.js';
+import { TaskClaimer } from './task-claimer.js';
+import { RunSupervisor } from './run-supervisor.js';
 
 export interface TaskWorkerDeps {
   queue: TaskQueueRepository;
@@ -34,10 +36,6 @@ export interface TaskWorkerDeps {
   notifier?: TaskEndNotifier;
 }
 
-/** A waiting parent lends its slot (parkWhile); this many per configured slot at most: a chain of MAX_CALL_DEPTH. */
-const MAX_LENT_SLOTS_PER_SLOT = MAX_CALL_DEPTH;
-/** How often a busy worker checks its tasks for stop requests and approval decisions (stop must land within 1 s). */
-const CONTROL_MS = 250;
 /** How long shutdown waits for aborted runs to hand their tasks back. */
 const SHUTDOWN_GRACE_MS = 5000;
 /** A run that ignores its abort signal (a tool stuck in a call) is given up after this, so its slot frees. */
@@ -47,26 +45,29 @@ const ABORT_GRACE_MS = 2000;
  * The worker role: claims tasks with a lease and a fencing number, runs them through the TaskRunner with the
  * configured concurrency, heart-beats, and records what comes back. A task whose worker died is claimed again
  * once its lease runs out; a stopped or reclaimed task's old worker aborts and all of its writes are refused.
+ *
+ * Its parts, each built from a deps object, with dependencies one way: SlotLedger (slot-ledger.ts: the runs held,
+ * reserved and lent slots; it imports none of the others), TaskClaimer (task-claimer.ts: the claim loop, over the
+ * ledger), RunSupervisor (run-supervisor.ts: heartbeats, stops and approval decisions for the ledger's runs),
+ * TraceWriter and OutcomeRecorder (task-execution.ts, task-outcome-recorder.ts: a run's trace and outcome). This
+ * class wires them, answers LocalSlots, and runs what is claimed.
  */
 export class TaskWorker implements Startable, LocalSlots {
   readonly owner = `${hostname()}:${process.pid}:${randomToken(6)}`;
-  private readonly running = new Map<string, Execution>();
-  /** Slots held for awaited submissions being committed (see reserve) and for tasks being claimed. */
-  private reserved = 0;
-  /** Slots lent by runs waiting on a child task (parkWhile); bounded by MAX_LENT_SLOTS_PER_SLOT x concurrency. */
-  private lent = 0;
-  private readonly claimWaker = new Waker();
-  private readonly controlWaker = new Waker();
   private active = false;
-  /** A signal said a new task is in the inbox (task-inbox.ts): settle it before claiming. */
-  private inboxPending = true;
-  private loops: Promise<void>[] = [];
   private unsubscribe?: () => void;
 
+  private readonly slots: SlotLedger;
+  private readonly claimer: TaskClaimer;
+  private readonly supervisor: RunSupervisor;
   private readonly trace: TraceWriter;
   private readonly outcomes: OutcomeRecorder;
 
   constructor(private readonly d: TaskWorkerDeps) {
+    // The claimer is built next and needs the ledger; the ledger reaches it through this closure, at call time.
+    this.slots = new SlotLedger({ concurrency: d.concurrency, slotFreed: () => this.claimer.wake() });
+    this.claimer = new TaskClaimer({ ...d, owner: this.owner, slots: this.slots, launch: (row) => this.launch(row) });
+    this.supervisor = new RunSupervisor({ ...d, owner: this.owner, slots: this.slots });
     this.trace = new TraceWriter(d);
     this.outcomes = new OutcomeRecorder({ ...d, trace: this.trace });
   }
@@ -75,179 +76,30 @@ export class TaskWorker implements Startable, LocalSlots {
     if (this.active) return;
     this.active = true;
     this.unsubscribe = this.d.signals.on((s) => {
-      if (s.kind === 'queued') {
-        if (s.inbox) this.inboxPending = true;
-        this.claimWaker.wake();
-      }
+      if (s.kind === 'queued') this.claimer.taskQueued(s.inbox);
       // Stops and decisions change the status; the trace events this worker appends itself do not, and neither does
       // the outcome a settling run has just recorded (checking it would cost a query per run for nothing).
-      else if (s.statusChanged && this.running.get(key(s.organizationId, s.taskId))?.settling === false) this.controlWaker.wake();
+      else if (s.statusChanged) this.supervisor.statusChanged(s.organizationId, s.taskId);
     });
-    this.loops = [this.claimLoop(), this.controlLoop()];
+    this.claimer.start();
+    this.supervisor.start();
   }
 
   async stop(): Promise<void> {
     if (!this.active) return;
     this.active = false;
     this.unsubscribe?.();
-    this.claimWaker.wake();
-    this.controlWaker.wake();
-    for (const e of this.running.values()) abortExecution(e, 'shutdown', this.d.log);
-    const runs = Promise.all([...this.running.values()].map((e) => e.done));
+    const loops = [this.claimer.halt(), this.supervisor.halt()];
+    for (const e of this.slots.executions()) abortExecution(e, 'shutdown', this.d.log);
+    const runs = Promise.all(this.slots.executions().map((e) => e.done));
     await Promise.race([runs, new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS).unref())]);
-    await Promise.all(this.loops);
-  }
-
-  /** Idle polling also finds expired leases; on PostgreSQL new tasks arrive by notification. */
-  private get pollMs(): number {
-    return this.d.signals.crossProcess ? 1000 : 250;
-  }
-
-  /**
-   * New tasks are claimed as soon as they are signalled. Dead workers' tasks (expired leases) are looked for
-   * once per poll interval, with the sweep: recovery waits at most that long, and a busy worker does not pay
-   * three extra queries for every task it claims.
-   */
-  private async claimLoop(): Promise<void> {
-    let lastRecovery = -Infinity;
-    while (this.active) {
-      try {
-        const recover = this.d.clock.now() - lastRecovery >= this.pollMs;
-        if (recover) {
-          lastRecovery = this.d.clock.now();
-          await this.sweep();
-        }
-        // Every poll interval too: on SQLite another process's inbox entries come with no signal. Only with a free
-        // slot: a worker whose slots are all busy (a slow model) would otherwise move the inbox a few entries at a
-        // time on every accepted call, on the accept's own thread in the default deployment; a freed slot wakes
-        // this loop (`wasFull`), and the pending flag makes that pass settle everything accepted meanwhile at once.
-        if ((this.inboxPending || recover) && this.freeSlots() > 0) {
-          // Only what the free slots can start: the rest stays in the inbox (cheap) until a slot or a reader needs it.
-          const free = this.freeSlots();
-          const moved = await this.d.inbox.settleOldest(free);
-          this.inboxPending = moved === free;
-        }
-        while (this.active && this.freeSlots() > 0) {
-          const now = this.d.clock.now();
-          const kind = await this.d.queue.nextClaimable(now, recover);
-          if (kind === undefined) break;
-          const free = this.freeSlots();
-          // Held while the claim is in flight, so an awaited submission (reserve) cannot take them meanwhile.
-          this.reserved += free;
-          let rows: TaskRow[];
-          try {
-            rows =
-              kind === 'expired'
-                ? [await this.d.queue.claimExpired(this.owner, now, this.d.leaseMs)].filter((r): r is TaskRow => r !== undefined)
-                : await this.d.queue.claimPendingBatch(this.owner, now, this.d.leaseMs, free);
-          } finally {
-            this.reserved -= free;
-          }
-          for (const row of rows) this.launch(row);
-          // Fewer than asked: nothing more is due now (an expired lease is claimed one at a time, then look again).
-          if (rows.length === 0 || (kind === 'pending' && rows.length < free)) break;
-        }
-      } catch (err) {
-        this.d.log.error({ err }, 'task claim failed; retrying');
-      }
-      await this.claimWaker.sleep(this.pollMs);
-    }
-  }
-
-  /** Heartbeats, stop detection and approval decisions for the tasks this worker holds. */
-  private async controlLoop(): Promise<void> {
-    while (this.active) {
-      if (this.running.size > 0) {
-        try {
-          await this.control();
-        } catch (err) {
-          this.d.log.warn({ err }, 'task control check failed');
-        }
-      }
-      await this.controlWaker.sleep(CONTROL_MS);
-    }
-  }
-
-  private async control(): Promise<void> {
-    // Only executions that existed before the read: one launched meanwhile is not in its answer yet.
-    const checked = [...this.running];
-    const owned = new Map((await this.d.queue.owned(this.owner)).map((r) => [key(r.organization_id, r.id), r]));
-    const now = this.d.clock.now();
-    for (const [k, e] of checked) {
-      if (e.abort.signal.aborted || e.settling || e.unrecorded) continue;
-      const row = owned.get(k);
-      if (!row || Number(row.fence) !== e.lease.fence || !['executing', 'paused'].includes(row.status)) {
-        abortExecution(e, 'lost', this.d.log);
-        continue;
-      }
-      if (row.hitl_decision && e.approval) {
-        const resolve = e.approval;
-        e.approval = undefined;
-        if (await this.d.queue.clearDecision(e.lease, now)) resolve(row.hitl_decision === 'approved');
-        else abortExecution(e, 'lost', this.d.log);
-      }
-      if (now - e.lastBeat >= this.d.leaseMs / 3) {
-        // An overloaded or blocked process lets leases run out: say so before another worker takes the task.
-        if (now - e.lastBeat > this.d.leaseMs * 0.75) this.d.log.warn({ task_id: e.lease.taskId, since_ms: now - e.lastBeat }, 'task heartbeat is late');
-        if (await this.d.queue.heartbeat(e.lease, now, this.d.leaseMs)) e.lastBeat = now;
-        else abortExecution(e, 'lost', this.d.log);
-      }
-    }
-  }
-
-  /** Ends tasks whose workers died too often. */
-  private async sweep(): Promise<void> {
-    const now = this.d.clock.now();
-    const ended = await this.d.queue.sweepExhausted(
-      now,
-      (n) => `The task was abandoned: the worker running it stopped responding (${n} attempts)`,
-      this.d.notifier ? (r) => this.planSweep(r) : undefined,
-    );
-    if (ended.length) this.d.notifier?.committed();
-    for (const row of ended) {
-      await this.d.tasks.appendEvent(undefined, eventRow(row, 'task_finished', now, presentTask(row)));
-      this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
-    }
-  }
-
-  /** The notifications of a task the sweep ends: its agent's settings as they are now (the run's are gone with it). */
-  private async planSweep(r: TaskRow): Promise<NewDeliveryRow[]> {
-    const version = r.agent_version === 'draft' ? 'draft' : Number(r.agent_version);
-    const agent = await this.d.agents.getRunnable(r.organization_id, r.agent_id, version).catch(() => undefined);
-    return this.d.notifier!.plan({ status: r.status, agentConfig: agent?.config, callbackUrl: r.callback_url, view: () => r });
-  }
-
-  /** Slots neither running a task nor held for one being claimed or committed; a waiting parent's slot is lent. */
-  private freeSlots(): number {
-    return this.d.concurrency + this.lent - this.running.size - this.reserved;
-  }
-
-  /**
-   * A run waiting for a child task lends its slot: otherwise parents waiting on children fill every slot and the
-   * children, queued behind them, are never claimed (a chain of sub-agents as deep as the concurrency stalls until
-   * the sub-agent timeout). Lending is bounded, so waiting runs cannot grow the in-flight runs without limit: past
-   * the bound a parent waits holding its slot, as before.
-   */
-  private async parkWhile<T>(waiting: Promise<T>): Promise<T> {
-    if (this.lent >= this.d.concurrency * MAX_LENT_SLOTS_PER_SLOT) return waiting;
-    this.lent++;
-    this.claimWaker.wake();
-    try {
-      return await waiting;
-    } finally {
-      this.lent--;
-    }
+    await Promise.all(loops);
   }
 
   /** LocalSlots: an awaited submission is committed already claimed by this worker and run at once. */
   reserve(): SlotReservation | undefined {
-    if (!this.active || this.freeSlots() <= 0) return undefined;
-    this.reserved++;
-    let held = true;
-    const free = () => {
-      if (held) this.reserved--;
-      held = false;
-    };
+    if (!this.active || this.slots.freeSlots() <= 0) return undefined;
+    const free = this.slots.hold(1);
     return {
       // Exactly what claimPending sets on a new task (fence and attempts from 0 to 1).
       claim: (now) => ({
@@ -269,8 +121,7 @@ export class TaskWorker implements Startable, LocalSlots {
 
   /** LocalSlots: a run that has not begun recording its outcome (record publishes it, with the row). */
   runningHere(organizationId: string, taskId: string): boolean {
-    const e = this.running.get(key(organizationId, taskId));
-    return !!e && !e.settling && !e.abort.signal.aborted;
+    return this.slots.runningHere(organizationId, taskId);
   }
 
   /** A task committed as this worker's after it began to stop: back to the queue at once, the attempt refunded. */
@@ -304,16 +155,10 @@ export class TaskWorker implements Startable, LocalSlots {
     // The trace chain waits for the commit but never fails with it: an unrecorded run writes nothing (its aborted
     // run never reaches the outcome, and a write of its events would find no task).
     e.trace = e.recorded.catch(() => undefined);
-    const k = key(lease.organizationId, lease.taskId);
-    this.running.set(k, e);
+    this.slots.add(e);
     e.done = this.execute(row, e)
       .catch((err) => this.d.log.error({ err, task_id: row.id }, 'task execution failed'))
-      .finally(() => {
-        // A freed slot matters to the claim loop only if it had stopped claiming for want of one.
-        const wasFull = this.running.size >= this.d.concurrency + this.lent;
-        if (this.running.get(k) === e) this.running.delete(k);
-        if (wasFull) this.claimWaker.wake();
-      });
+      .finally(() => this.slots.remove(e));
   }
 
   private async execute(row: TaskRow, e: Execution): Promise<void> {
@@ -343,7 +188,7 @@ export class TaskWorker implements Startable, LocalSlots {
           return e.recorded;
         },
         requestApproval: (r) => this.requestApproval(e, r),
-        parkWhile: (waiting) => this.parkWhile(waiting),
+        parkWhile: (waiting) => this.slots.parkWhile(waiting),
         run: Number(row.run),
         checkpoint: () => this.trace.flush(e),
       };
@@ -376,10 +221,6 @@ export class TaskWorker implements Startable, LocalSlots {
     }
     return decided;
   }
-}
-
-function key(orgId: string, taskId: string): string {
-  return `${orgId}\u0000${taskId}`;
 }
 
 function rejectAfterAbort(signal: AbortSignal, graceMs: number): Promise<never> {

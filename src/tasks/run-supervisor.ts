@@ -1,0 +1,88 @@
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import { executionKey, type SlotLedger } from './slot-ledger.js';
+import { abortExecution } from './task-execution.js';
+import type { TaskQueueRepository } from './task-queue.repository.js';
+import { Waker } from './task-signals.js';
+
+export interface RunSupervisorDeps {
+  queue: TaskQueueRepository;
+  clock: Clock;
+  log: Logger;
+  leaseMs: number;
+  /** The worker's lease owner: the tasks it holds are read by it. */
+  owner: string;
+  slots: SlotLedger;
+}
+
+/** How often a busy worker checks its tasks for stop requests and approval decisions (stop must land within 1 s). */
+const CONTROL_MS = 250;
+
+/**
+ * Heartbeats, stop detection and approval decisions for the tasks this worker holds (the runs in `slots`): a run
+ * whose task was stopped or taken over is aborted, a decided approval is handed to the run that waits for it.
+ */
+export class RunSupervisor {
+  private readonly waker = new Waker();
+  private active = false;
+  private loop: Promise<void> = Promise.resolve();
+
+  constructor(private readonly d: RunSupervisorDeps) {}
+
+  start(): void {
+    this.active = true;
+    this.loop = this.controlLoop();
+  }
+
+  /** Ends the loop; the returned promise settles once its check in flight has. */
+  halt(): Promise<void> {
+    this.active = false;
+    this.waker.wake();
+    return this.loop;
+  }
+
+  /** A task's status changed: check it now if it runs here and is not settling (see TaskWorker.start). */
+  statusChanged(organizationId: string, taskId: string): void {
+    if (this.d.slots.get(organizationId, taskId)?.settling === false) this.waker.wake();
+  }
+
+  private async controlLoop(): Promise<void> {
+    while (this.active) {
+      if (this.d.slots.runningCount > 0) {
+        try {
+          await this.control();
+        } catch (err) {
+          this.d.log.warn({ err }, 'task control check failed');
+        }
+      }
+      await this.waker.sleep(CONTROL_MS);
+    }
+  }
+
+  private async control(): Promise<void> {
+    // Only executions that existed before the read: one launched meanwhile is not in its answer yet.
+    const checked = this.d.slots.executions();
+    const owned = new Map((await this.d.queue.owned(this.d.owner)).map((r) => [executionKey(r.organization_id, r.id), r]));
+    const now = this.d.clock.now();
+    for (const e of checked) {
+      if (e.abort.signal.aborted || e.settling || e.unrecorded) continue;
+      const row = owned.get(executionKey(e.lease.organizationId, e.lease.taskId));
+      if (!row || Number(row.fence) !== e.lease.fence || !['executing', 'paused'].includes(row.status)) {
+        abortExecution(e, 'lost', this.d.log);
+        continue;
+      }
+      if (row.hitl_decision && e.approval) {
+        const resolve = e.approval;
+        e.approval = undefined;
+        if (await this.d.queue.clearDecision(e.lease, now)) resolve(row.hitl_decision === 'approved');
+        else abortExecution(e, 'lost', this.d.log);
+      }
+      if (now - e.lastBeat >= this.d.leaseMs / 3) {
+        // An overloaded or blocked process lets leases run out: say so before another worker takes the task.
+        if (now - e.lastBeat > this.d.leaseMs * 0.75) this.d.log.warn({ task_id: e.lease.taskId, since_ms: now - e.lastBeat }, 'task heartbeat is late');
+        if (await this.d.queue.heartbeat(e.lease, now, this.d.leaseMs)) e.lastBeat = now;
+        else abortExecution(e, 'lost', this.d.log);
+      }
+    }
+  }
+}

@@ -1,0 +1,145 @@
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { SlotLedger } from './slot-ledger.js';
+import type { TaskAgentDirectory } from './task-agents.js';
+import type { NewDeliveryRow, TaskEndNotifier } from './task-end-notifier.js';
+import type { TaskInbox } from './task-inbox.js';
+import type { TaskQueueRepository } from './task-queue.repository.js';
+import { eventRow, presentTask } from './task.presenter.js';
+import { type TaskSignals, Waker } from './task-signals.js';
+import type { TaskRow, TasksRepository } from './tasks.repository.js';
+
+export interface TaskClaimerDeps {
+  queue: TaskQueueRepository;
+  inbox: TaskInbox;
+  tasks: TasksRepository;
+  signals: TaskSignals;
+  agents: TaskAgentDirectory;
+  clock: Clock;
+  log: Logger;
+  leaseMs: number;
+  /** The worker's lease owner, written on every claim. */
+  owner: string;
+  slots: SlotLedger;
+  /** Runs a claimed task (TaskWorker.launch); it takes its slot in `slots` before returning. */
+  launch: (row: TaskRow) => void;
+  /** Plans the notifications of a task end, committed with its final status (docs/notifications.md). */
+  notifier?: TaskEndNotifier;
+}
+
+/**
+ * The worker's claim loop (task.worker.ts): ends tasks whose workers died too often, settles the task inbox into
+ * the free slots, and claims new tasks and tasks whose lease ran out, as many as the slots in `slots` allow.
+ */
+export class TaskClaimer {
+  private readonly waker = new Waker();
+  private active = false;
+  /** A signal said a new task is in the inbox (task-inbox.ts): settle it before claiming. */
+  private inboxPending = true;
+  private loop: Promise<void> = Promise.resolve();
+
+  constructor(private readonly d: TaskClaimerDeps) {}
+
+  start(): void {
+    this.active = true;
+    this.loop = this.claimLoop();
+  }
+
+  /** Ends the loop; the returned promise settles once its pass in flight has. */
+  halt(): Promise<void> {
+    this.active = false;
+    this.waker.wake();
+    return this.loop;
+  }
+
+  /** A task was queued (`inbox`: into the task inbox). */
+  taskQueued(inbox: boolean | undefined): void {
+    if (inbox) this.inboxPending = true;
+    this.waker.wake();
+  }
+
+  /** A slot freed: claim now rather than at the next poll. */
+  wake(): void {
+    this.waker.wake();
+  }
+
+  /** Idle polling also finds expired leases; on PostgreSQL new tasks arrive by notification. */
+  private get pollMs(): number {
+    return this.d.signals.crossProcess ? 1000 : 250;
+  }
+
+  /**
+   * New tasks are claimed as soon as they are signalled. Dead workers' tasks (expired leases) are looked for
+   * once per poll interval, with the sweep: recovery waits at most that long, and a busy worker does not pay
+   * three extra queries for every task it claims.
+   */
+  private async claimLoop(): Promise<void> {
+    const slots = this.d.slots;
+    let lastRecovery = -Infinity;
+    while (this.active) {
+      try {
+        const recover = this.d.clock.now() - lastRecovery >= this.pollMs;
+        if (recover) {
+          lastRecovery = this.d.clock.now();
+          await this.sweep();
+        }
+        // Every poll interval too: on SQLite another process's inbox entries come with no signal. Only with a free
+        // slot: a worker whose slots are all busy (a slow model) would otherwise move the inbox a few entries at a
+        // time on every accepted call, on the accept's own thread in the default deployment; a freed slot wakes
+        // this loop (`wasFull` in SlotLedger.remove), and the pending flag makes that pass settle everything
+        // accepted meanwhile at once.
+        if ((this.inboxPending || recover) && slots.freeSlots() > 0) {
+          // Only what the free slots can start: the rest stays in the inbox (cheap) until a slot or a reader needs it.
+          const free = slots.freeSlots();
+          const moved = await this.d.inbox.settleOldest(free);
+          this.inboxPending = moved === free;
+        }
+        while (this.active && slots.freeSlots() > 0) {
+          const now = this.d.clock.now();
+          const kind = await this.d.queue.nextClaimable(now, recover);
+          if (kind === undefined) break;
+          const free = slots.freeSlots();
+          // Held while the claim is in flight, so an awaited submission (reserve) cannot take them meanwhile.
+          const release = slots.hold(free);
+          let rows: TaskRow[];
+          try {
+            rows =
+              kind === 'expired'
+                ? [await this.d.queue.claimExpired(this.d.owner, now, this.d.leaseMs)].filter((r): r is TaskRow => r !== undefined)
+                : await this.d.queue.claimPendingBatch(this.d.owner, now, this.d.leaseMs, free);
+          } finally {
+            release();
+          }
+          for (const row of rows) this.d.launch(row);
+          // Fewer than asked: nothing more is due now (an expired lease is claimed one at a time, then look again).
+          if (rows.length === 0 || (kind === 'pending' && rows.length < free)) break;
+        }
+      } catch (err) {
+        this.d.log.error({ err }, 'task claim failed; retrying');
+      }
+      await this.waker.sleep(this.pollMs);
+    }
+  }
+
+  /** Ends tasks whose workers died too often. */
+  private async sweep(): Promise<void> {
+    const now = this.d.clock.now();
+    const ended = await this.d.queue.sweepExhausted(
+      now,
+      (n) => `The task was abandoned: the worker running it stopped responding (${n} attempts)`,
+      this.d.notifier ? (r) => this.planSweep(r) : undefined,
+    );
+    if (ended.length) this.d.notifier?.committed();
+    for (const row of ended) {
+      await this.d.tasks.appendEvent(undefined, eventRow(row, 'task_finished', now, presentTask(row)));
+      this.d.signals.publish({ kind: 'task', organizationId: row.organization_id, taskId: row.id, statusChanged: true });
+    }
+  }
+
+  /** The notifications of a task the sweep ends: its agent's settings as they are now (the run's are gone with it). */
+  private async planSweep(r: TaskRow): Promise<NewDeliveryRow[]> {
+    const version = r.agent_version === 'draft' ? 'draft' : Number(r.agent_version);
+    const agent = await this.d.agents.getRunnable(r.organization_id, r.agent_id, version).catch(() => undefined);
+    return this.d.notifier!.plan({ status: r.status, agentConfig: agent?.config, callbackUrl: r.callback_url, view: () => r });
+  }
+}
