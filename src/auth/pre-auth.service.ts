@@ -1,9 +1,9 @@
 import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { AgentConfig } from '../agents/agent.schemas.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { SafeFetch } from '../net/index.js';
 import type { TaskUser } from '../tasks/task.types.js';
-import { userTokenOf } from './pre-auth-token.js';
 
 export interface PreAuthSettings {
   /** The OIDC issuer end-user tokens must come from (`iss`). */
@@ -12,14 +12,11 @@ export interface PreAuthSettings {
   jwksUrl?: string;
 }
 
-/** The agent settings this reads (spec 2.1). */
-export interface PreAuthAgentFields {
-  use_oidc_pre_auth?: unknown;
-  pre_auth_audiences?: unknown;
-  use_oidc_pre_auth_token_for_llm?: unknown;
-  oidc_pre_auth_token_llm_audience?: unknown;
-  oidc_pre_auth_token_mcp_audience?: unknown;
-}
+/** The agent settings this reads (spec 2.1), typed and complete (agents/agent-config.ts). */
+export type PreAuthAgentFields = Pick<
+  AgentConfig,
+  'use_oidc_pre_auth' | 'pre_auth_audiences' | 'use_oidc_pre_auth_token_for_llm' | 'oidc_pre_auth_token_llm_audience' | 'oidc_pre_auth_token_mcp_audience'
+>;
 
 export interface VerifiedUser {
   /** The token as presented: the run hands it on (LLM credential, MCP OAuth token) when the agent says so. */
@@ -39,8 +36,8 @@ const userTokenInvalid = (why?: string) => new AppError('forbidden', why ? `Inva
 /**
  * OIDC pre-auth (spec 2.1 `use_oidc_pre_auth`): every invocation of such an agent carries an end-user token, verified
  * here against the configured issuer's JWKS (fetched through the egress policy, cached by jose) with the agent's
- * `pre_auth_audiences`. One entry point for every transport: `verify(agent, headers)` (REST invoke, both webhook
- * forms, and any later inbound protocol) or `verifyToken(agent, token)` where the token was already taken out.
+ * `pre_auth_audiences`. One entry point for every transport, `verifyToken(agent, token)`, called when a submission is
+ * admitted (tasks/submission-access.ts); each transport takes the token out of its request (pre-auth-token.ts).
  */
 export class PreAuthService {
   private jwks?: Promise<JWTVerifyGetKey>;
@@ -53,33 +50,31 @@ export class PreAuthService {
 
   /** Create and PATCH: refuses (422) a configuration an invocation could not honour. */
   checkConfig(cfg: PreAuthAgentFields): void {
-    const on = cfg.use_oidc_pre_auth === true;
-    const audiences = Array.isArray(cfg.pre_auth_audiences) ? cfg.pre_auth_audiences : [];
+    const on = cfg.use_oidc_pre_auth;
+    const audiences = cfg.pre_auth_audiences;
     if (on && !this.settings) {
       throw AppError.invalid(['body', 'use_oidc_pre_auth'], 'use_oidc_pre_auth needs the server setting AGENTRY_OIDC_PRE_AUTH_ISSUER (the issuer of end-user tokens)');
     }
     if (on && audiences.length === 0) throw AppError.invalid(['body', 'pre_auth_audiences'], 'use_oidc_pre_auth needs at least one audience in pre_auth_audiences');
     if (!on && audiences.length > 0) throw AppError.invalid(['body', 'pre_auth_audiences'], 'pre_auth_audiences requires use_oidc_pre_auth');
-    if (!on && typeof cfg.oidc_pre_auth_token_mcp_audience === 'string') {
+    if (!on && cfg.oidc_pre_auth_token_mcp_audience !== null) {
       throw AppError.invalid(['body', 'oidc_pre_auth_token_mcp_audience'], 'oidc_pre_auth_token_mcp_audience requires use_oidc_pre_auth');
     }
-    if (cfg.use_oidc_pre_auth_token_for_llm !== true && typeof cfg.oidc_pre_auth_token_llm_audience === 'string') {
+    if (!cfg.use_oidc_pre_auth_token_for_llm && cfg.oidc_pre_auth_token_llm_audience !== null) {
       throw AppError.invalid(['body', 'oidc_pre_auth_token_llm_audience'], 'oidc_pre_auth_token_llm_audience requires use_oidc_pre_auth_token_for_llm');
     }
   }
 
-  /** The verified end user of an invocation, or undefined when the agent does not use pre-auth. */
-  verify(agent: PreAuthAgentFields, headers: Record<string, string | string[] | undefined>, opts: { authorizationIsFree: boolean }): Promise<VerifiedUser | undefined> {
-    return this.verifyToken(agent, userTokenOf(headers, opts.authorizationIsFree));
-  }
-
-  /** 401 without a token, 403 with a wrong one, 503 when the issuer's keys cannot be fetched. */
+  /**
+   * The verified end user of an invocation, or undefined when the agent does not use pre-auth. 401 without a token,
+   * 403 with a wrong one, 503 when the issuer's keys cannot be fetched.
+   */
   async verifyToken(agent: PreAuthAgentFields, token: string | undefined): Promise<VerifiedUser | undefined> {
-    if (agent.use_oidc_pre_auth !== true) return undefined;
+    if (!agent.use_oidc_pre_auth) return undefined;
     if (!this.settings) throw new AppError('unavailable', 'OIDC pre-auth is not configured on this server (AGENTRY_OIDC_PRE_AUTH_ISSUER)', { retryAfter: 60 });
     if (!token) throw userTokenMissing();
     if (token.length > MAX_TOKEN_CHARS) throw userTokenInvalid();
-    const audiences = (Array.isArray(agent.pre_auth_audiences) ? agent.pre_auth_audiences : []).filter((a): a is string => typeof a === 'string');
+    const audiences = agent.pre_auth_audiences;
     if (audiences.length === 0) throw userTokenInvalid();
     let claims: JWTPayload;
     try {
@@ -95,10 +90,9 @@ export class PreAuthService {
     }
     // The token is handed on as it is (no exchange): it must also be meant for where it goes.
     const aud = Array.isArray(claims.aud) ? claims.aud : claims.aud ? [claims.aud] : [];
-    for (const field of ['oidc_pre_auth_token_llm_audience', 'oidc_pre_auth_token_mcp_audience'] as const) {
-      const want = agent[field];
-      if (field === 'oidc_pre_auth_token_llm_audience' && agent.use_oidc_pre_auth_token_for_llm !== true) continue;
-      if (typeof want === 'string' && !aud.includes(want)) throw userTokenInvalid(`not issued for the audience ${want}`);
+    const handedTo = [agent.use_oidc_pre_auth_token_for_llm ? agent.oidc_pre_auth_token_llm_audience : null, agent.oidc_pre_auth_token_mcp_audience];
+    for (const want of handedTo) {
+      if (want !== null && !aud.includes(want)) throw userTokenInvalid(`not issued for the audience ${want}`);
     }
     return { token, user: userOf(claims), claims };
   }
