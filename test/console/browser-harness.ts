@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { startOpenAIServer, type RecordedRequest, type ScriptedLlmServer, type ScriptedReply } from '../fakes/openai-server.js';
 import { scriptedAgentFields } from '../support/agents.js';
@@ -90,8 +90,8 @@ export interface ConsoleWorld {
   api<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   createAgent(fields?: Record<string, unknown>): Promise<{ id: string; name: string; webhook_url: string }>;
   waitTask(id: string, done: (t: Task) => boolean, timeoutMs?: number): Promise<Task>;
-  /** A fresh page (own session storage) signed in through the form. */
-  signedInPage(): Promise<Page>;
+  /** A fresh page (own session storage, 1280x900 unless told) signed in through the form. */
+  signedInPage(context?: BrowserContextOptions): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -147,8 +147,8 @@ export async function startConsoleWorld(kind: DbKind): Promise<ConsoleWorld> {
         await new Promise((res) => setTimeout(res, 100));
       }
     },
-    async signedInPage() {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    async signedInPage(options = {}) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
       const page = await context.newPage();
       page.on('pageerror', (e) => world.pageErrors.push(e.message));
       // Anything the page's security policy had to block is a bug in the console (an inline style, a foreign URL).
