@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { SafeFetch } from '../net/index.js';
 import type { TaskUser } from '../tasks/task.types.js';
+import { userTokenOf } from './pre-auth-token.js';
 
 export interface PreAuthSettings {
   /** The OIDC issuer end-user tokens must come from (`iss`). */
@@ -36,8 +37,8 @@ const userTokenInvalid = (why?: string) => new AppError('forbidden', why ? `Inva
 /**
  * OIDC pre-auth (spec 2.1 `use_oidc_pre_auth`): every invocation of such an agent carries an end-user token, verified
  * here against the configured issuer's JWKS (fetched through the egress policy, cached by jose) with the agent's
- * `pre_auth_audiences`. One entry point for every transport, `verifyToken(agent, token)`, called when a submission is
- * admitted (tasks/submission-access.ts); each transport takes the token out of its request (pre-auth-token.ts).
+ * `pre_auth_audiences`. One entry point for every transport: `verify(agent, headers)` (REST invoke, both webhook
+ * forms, and any later inbound protocol) or `verifyToken(agent, token)` where the token was already taken out.
  */
 export class PreAuthService {
   private jwks?: Promise<JWTVerifyGetKey>;
@@ -65,10 +66,12 @@ export class PreAuthService {
     }
   }
 
-  /**
-   * The verified end user of an invocation, or undefined when the agent does not use pre-auth. 401 without a token,
-   * 403 with a wrong one, 503 when the issuer's keys cannot be fetched.
-   */
+  /** The verified end user of an invocation, or undefined when the agent does not use pre-auth. */
+  verify(agent: PreAuthAgentFields, headers: Record<string, string | string[] | undefined>, opts: { authorizationIsFree: boolean }): Promise<VerifiedUser | undefined> {
+    return this.verifyToken(agent, userTokenOf(headers, opts.authorizationIsFree));
+  }
+
+  /** 401 without a token, 403 with a wrong one, 503 when the issuer's keys cannot be fetched. */
   async verifyToken(agent: PreAuthAgentFields, token: string | undefined): Promise<VerifiedUser | undefined> {
     if (!agent.use_oidc_pre_auth) return undefined;
     if (!this.settings) throw new AppError('unavailable', 'OIDC pre-auth is not configured on this server (AGENTRY_OIDC_PRE_AUTH_ISSUER)', { retryAfter: 60 });
