@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { startOpenAIServer, type RecordedRequest, type ScriptedLlmServer, type ScriptedReply } from '../fakes/openai-server.js';
 import { scriptedAgentFields } from '../support/agents.js';
 import { createTestEnv, startTestServer, type DbKind, type TestEnv } from '../support/harness.js';
@@ -93,6 +93,23 @@ export interface ConsoleWorld {
   /** A fresh page (own session storage, 1280x900 unless told) signed in through the form. */
   signedInPage(context?: BrowserContextOptions): Promise<Page>;
   close(): Promise<void>;
+}
+
+/**
+ * For suites whose tests each open their own pages: `open()` gives a signed-in page, `track(page)` takes one the test
+ * made itself; after each test they are closed, and the test fails if any page reported an error.
+ */
+export function pagesPerTest(world: () => ConsoleWorld): { open(): Promise<Page>; track(page: Page): Page } {
+  const pages: Page[] = [];
+  const track = (page: Page) => {
+    pages.push(page);
+    return page;
+  };
+  afterEach(async () => {
+    for (const p of pages.splice(0)) await p.context().close();
+    expect(world().pageErrors).toEqual([]);
+  });
+  return { open: async () => track(await world().signedInPage()), track };
 }
 
 /** A suite's teardown: closes its page, requires that no page reported an error, and stops the world. */
