@@ -33,9 +33,7 @@ function track(p: ChildProcess): ChildProcess {
 
 /** Starts `node --import tsx bench/children.ts <kind>` and waits for its `{"url"}` line. */
 export async function startChild(kind: string, env: Record<string, string> = {}): Promise<Child> {
-  const proc = track(
-    spawn(process.execPath, ['--import', 'tsx', 'bench/children.ts', kind], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] }),
-  );
+  const proc = spawnTracked(process.execPath, ['--import', 'tsx', 'bench/children.ts', kind], env);
   const url = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: proc.stdout! });
     rl.once('line', (line) => resolve(JSON.parse(line).url));

@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { AgentConfig } from '../agents/agent.schemas.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { SafeFetch } from '../net/index.js';
@@ -12,14 +13,11 @@ export interface PreAuthSettings {
   jwksUrl?: string;
 }
 
-/** The agent settings this reads (spec 2.1). */
-export interface PreAuthAgentFields {
-  use_oidc_pre_auth?: unknown;
-  pre_auth_audiences?: unknown;
-  use_oidc_pre_auth_token_for_llm?: unknown;
-  oidc_pre_auth_token_llm_audience?: unknown;
-  oidc_pre_auth_token_mcp_audience?: unknown;
-}
+/** The agent settings this reads (spec 2.1), typed and complete (agents/agent-config.ts). */
+export type PreAuthAgentFields = Pick<
+  AgentConfig,
+  'use_oidc_pre_auth' | 'pre_auth_audiences' | 'use_oidc_pre_auth_token_for_llm' | 'oidc_pre_auth_token_llm_audience' | 'oidc_pre_auth_token_mcp_audience'
+>;
 
 export interface VerifiedUser {
   /** The token as presented: the run hands it on (LLM credential, MCP OAuth token) when the agent says so. */
@@ -53,17 +51,17 @@ export class PreAuthService {
 
   /** Create and PATCH: refuses (422) a configuration an invocation could not honour. */
   checkConfig(cfg: PreAuthAgentFields): void {
-    const on = cfg.use_oidc_pre_auth === true;
-    const audiences = Array.isArray(cfg.pre_auth_audiences) ? cfg.pre_auth_audiences : [];
+    const on = cfg.use_oidc_pre_auth;
+    const audiences = cfg.pre_auth_audiences;
     if (on && !this.settings) {
       throw AppError.invalid(['body', 'use_oidc_pre_auth'], 'use_oidc_pre_auth needs the server setting AGENTRY_OIDC_PRE_AUTH_ISSUER (the issuer of end-user tokens)');
     }
     if (on && audiences.length === 0) throw AppError.invalid(['body', 'pre_auth_audiences'], 'use_oidc_pre_auth needs at least one audience in pre_auth_audiences');
     if (!on && audiences.length > 0) throw AppError.invalid(['body', 'pre_auth_audiences'], 'pre_auth_audiences requires use_oidc_pre_auth');
-    if (!on && typeof cfg.oidc_pre_auth_token_mcp_audience === 'string') {
+    if (!on && cfg.oidc_pre_auth_token_mcp_audience !== null) {
       throw AppError.invalid(['body', 'oidc_pre_auth_token_mcp_audience'], 'oidc_pre_auth_token_mcp_audience requires use_oidc_pre_auth');
     }
-    if (cfg.use_oidc_pre_auth_token_for_llm !== true && typeof cfg.oidc_pre_auth_token_llm_audience === 'string') {
+    if (!cfg.use_oidc_pre_auth_token_for_llm && cfg.oidc_pre_auth_token_llm_audience !== null) {
       throw AppError.invalid(['body', 'oidc_pre_auth_token_llm_audience'], 'oidc_pre_auth_token_llm_audience requires use_oidc_pre_auth_token_for_llm');
     }
   }
@@ -75,11 +73,11 @@ export class PreAuthService {
 
   /** 401 without a token, 403 with a wrong one, 503 when the issuer's keys cannot be fetched. */
   async verifyToken(agent: PreAuthAgentFields, token: string | undefined): Promise<VerifiedUser | undefined> {
-    if (agent.use_oidc_pre_auth !== true) return undefined;
+    if (!agent.use_oidc_pre_auth) return undefined;
     if (!this.settings) throw new AppError('unavailable', 'OIDC pre-auth is not configured on this server (AGENTRY_OIDC_PRE_AUTH_ISSUER)', { retryAfter: 60 });
     if (!token) throw userTokenMissing();
     if (token.length > MAX_TOKEN_CHARS) throw userTokenInvalid();
-    const audiences = (Array.isArray(agent.pre_auth_audiences) ? agent.pre_auth_audiences : []).filter((a): a is string => typeof a === 'string');
+    const audiences = agent.pre_auth_audiences;
     if (audiences.length === 0) throw userTokenInvalid();
     let claims: JWTPayload;
     try {
@@ -95,10 +93,9 @@ export class PreAuthService {
     }
     // The token is handed on as it is (no exchange): it must also be meant for where it goes.
     const aud = Array.isArray(claims.aud) ? claims.aud : claims.aud ? [claims.aud] : [];
-    for (const field of ['oidc_pre_auth_token_llm_audience', 'oidc_pre_auth_token_mcp_audience'] as const) {
-      const want = agent[field];
-      if (field === 'oidc_pre_auth_token_llm_audience' && agent.use_oidc_pre_auth_token_for_llm !== true) continue;
-      if (typeof want === 'string' && !aud.includes(want)) throw userTokenInvalid(`not issued for the audience ${want}`);
+    const handedTo = [agent.use_oidc_pre_auth_token_for_llm ? agent.oidc_pre_auth_token_llm_audience : null, agent.oidc_pre_auth_token_mcp_audience];
+    for (const want of handedTo) {
+      if (want !== null && !aud.includes(want)) throw userTokenInvalid(`not issued for the audience ${want}`);
     }
     return { token, user: userOf(claims), claims };
   }

@@ -28,6 +28,19 @@ function plural(n: number | bigint, word: string): string {
   return `${n} ${word}${Number(n) === 1 ? '' : 's'}`;
 }
 
+/** Pydantic's words for a lower and an upper bound: strings count characters, lists items, numbers compare. */
+const BOUND_WORDS = {
+  too_small: { count: 'at least', length: 'short', compare: 'greater' },
+  too_big: { count: 'at most', length: 'long', compare: 'less' },
+} as const;
+
+function boundIssue(w: (typeof BOUND_WORDS)[keyof typeof BOUND_WORDS], bound: number | bigint, origin: string, inclusive: boolean | undefined): { msg: string; type: string } {
+  if (origin === 'string') return { msg: `String should have ${w.count} ${plural(bound, 'character')}`, type: `string_too_${w.length}` };
+  if (origin === 'array' || origin === 'set') return { msg: `List should have ${w.count} ${plural(bound, 'item')} after validation`, type: `too_${w.length}` };
+  if (inclusive === false) return { msg: `Input should be ${w.compare} than ${bound}`, type: `${w.compare}_than` };
+  return { msg: `Input should be ${w.compare} than or equal to ${bound}`, type: `${w.compare}_than_equal` };
+}
+
 export function zodIssuesToDetail(issues: readonly z.core.$ZodIssue[], prefix: (string | number)[]): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   for (const issue of issues) {
@@ -56,24 +69,12 @@ export function zodIssuesToDetail(issues: readonly z.core.$ZodIssue[], prefix: (
         out.push({ loc, msg: `Input should be ${orList(values)}`, type, input, ctx: { expected: orList(values) } });
         break;
       }
-      case 'too_small': {
-        const min = issue.minimum;
-        if (issue.origin === 'string') out.push({ loc, msg: `String should have at least ${plural(min, 'character')}`, type: 'string_too_short', input });
-        else if (issue.origin === 'array' || issue.origin === 'set')
-          out.push({ loc, msg: `List should have at least ${plural(min, 'item')} after validation`, type: 'too_short', input });
-        else if (issue.inclusive === false) out.push({ loc, msg: `Input should be greater than ${min}`, type: 'greater_than', input });
-        else out.push({ loc, msg: `Input should be greater than or equal to ${min}`, type: 'greater_than_equal', input });
+      case 'too_small':
+        out.push({ loc, ...boundIssue(BOUND_WORDS.too_small, issue.minimum, issue.origin, issue.inclusive), input });
         break;
-      }
-      case 'too_big': {
-        const max = issue.maximum;
-        if (issue.origin === 'string') out.push({ loc, msg: `String should have at most ${plural(max, 'character')}`, type: 'string_too_long', input });
-        else if (issue.origin === 'array' || issue.origin === 'set')
-          out.push({ loc, msg: `List should have at most ${plural(max, 'item')} after validation`, type: 'too_long', input });
-        else if (issue.inclusive === false) out.push({ loc, msg: `Input should be less than ${max}`, type: 'less_than', input });
-        else out.push({ loc, msg: `Input should be less than or equal to ${max}`, type: 'less_than_equal', input });
+      case 'too_big':
+        out.push({ loc, ...boundIssue(BOUND_WORDS.too_big, issue.maximum, issue.origin, issue.inclusive), input });
         break;
-      }
       case 'invalid_format': {
         if (issue.format === 'url') out.push({ loc, msg: 'Input should be a valid URL', type: 'url_parsing', input });
         else if (issue.format === 'regex') out.push({ loc, msg: `String should match pattern '${(issue as { pattern?: string }).pattern ?? ''}'`, type: 'string_pattern_mismatch', input });

@@ -1,3 +1,4 @@
+import type { AgentConfig } from '../agents/agent.schemas.js';
 import { canSeeAgent } from '../auth/agent-access.js';
 import { splitPreAuth, withPreAuth } from '../auth/pre-auth-token.js';
 import { AppError } from '../errors.js';
@@ -6,7 +7,7 @@ import type { TaskSubmission } from './task.types.js';
 
 /** The port of OIDC pre-auth (src/auth/pre-auth.service.ts): verifies an invocation's end-user token for its agent. */
 export interface InvocationPreAuth {
-  verifyToken(agent: Readonly<Record<string, unknown>>, token: string | undefined): Promise<{ token: string; user: NonNullable<TaskSubmission['user']> } | undefined>;
+  verifyToken(agent: Readonly<AgentConfig>, token: string | undefined): Promise<{ token: string; user: NonNullable<TaskSubmission['user']> } | undefined>;
 }
 
 /**
@@ -29,7 +30,7 @@ export async function admitSubmission(
   }
   const { tokens, preAuthToken: inherited } = splitPreAuth(s.userTokens);
   const carried = s.source === 'sub_agent' ? inherited : undefined;
-  if (agent.config.use_oidc_pre_auth !== true) return { user: s.user, userTokens: withPreAuth(tokens, carried) };
+  if (!agent.config.use_oidc_pre_auth) return { user: s.user, userTokens: withPreAuth(tokens, carried) };
   if (!preAuth) throw new AppError('unavailable', 'OIDC pre-auth is not available in this process', { retryAfter: 60 });
   const verified = await preAuth.verifyToken(agent.config, s.source === 'sub_agent' ? carried : s.userToken);
   if (!verified) return { user: s.user, userTokens: tokens };

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
-import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { pagesPerTest, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
 
 /**
  * The console as a workspace, in Chromium against a whole running Agentry and the scripted OpenAI server: create an
@@ -21,19 +21,10 @@ const unnamedControls = (page: Page) =>
 
 describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
   let w: ConsoleWorld;
-  const pages: Page[] = [];
-  const open = async () => {
-    const page = await w.signedInPage();
-    pages.push(page);
-    return page;
-  };
+  const { open } = pagesPerTest(() => w);
   beforeAll(async () => {
     w = await startConsoleWorld(kind);
   }, 90_000);
-  afterEach(async () => {
-    for (const p of pages.splice(0)) await p.context().close();
-    expect(w.pageErrors).toEqual([]);
-  });
   afterAll(async () => w?.close());
 
   it('creates an agent in the editor, chats with it in the playground with a file, sees the trace, continues the thread', { timeout: 90_000 }, async () => {

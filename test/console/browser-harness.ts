@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import { afterEach, expect } from 'vitest';
 import { startOpenAIServer, type RecordedRequest, type ScriptedLlmServer, type ScriptedReply } from '../fakes/openai-server.js';
 import { scriptedAgentFields } from '../support/agents.js';
 import { createTestEnv, startTestServer, type DbKind, type TestEnv } from '../support/harness.js';
@@ -90,9 +90,26 @@ export interface ConsoleWorld {
   api<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   createAgent(fields?: Record<string, unknown>): Promise<{ id: string; name: string; webhook_url: string }>;
   waitTask(id: string, done: (t: Task) => boolean, timeoutMs?: number): Promise<Task>;
-  /** A fresh page (own session storage) signed in through the form. */
-  signedInPage(): Promise<Page>;
+  /** A fresh page (own session storage, 1280x900 unless told) signed in through the form. */
+  signedInPage(context?: BrowserContextOptions): Promise<Page>;
   close(): Promise<void>;
+}
+
+/**
+ * For suites whose tests each open their own pages: `open()` gives a signed-in page, `track(page)` takes one the test
+ * made itself; after each test they are closed, and the test fails if any page reported an error.
+ */
+export function pagesPerTest(world: () => ConsoleWorld): { open(): Promise<Page>; track(page: Page): Page } {
+  const pages: Page[] = [];
+  const track = (page: Page) => {
+    pages.push(page);
+    return page;
+  };
+  afterEach(async () => {
+    for (const p of pages.splice(0)) await p.context().close();
+    expect(world().pageErrors).toEqual([]);
+  });
+  return { open: async () => track(await world().signedInPage()), track };
 }
 
 /** A suite's teardown: closes its page, requires that no page reported an error, and stops the world. */
@@ -147,8 +164,8 @@ export async function startConsoleWorld(kind: DbKind): Promise<ConsoleWorld> {
         await new Promise((res) => setTimeout(res, 100));
       }
     },
-    async signedInPage() {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    async signedInPage(options = {}) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
       const page = await context.newPage();
       page.on('pageerror', (e) => world.pageErrors.push(e.message));
       // Anything the page's security policy had to block is a bug in the console (an inline style, a foreign URL).

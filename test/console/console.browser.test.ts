@@ -1,7 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DBS } from '../support/harness.js';
-import { reachable, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { pagesPerTest, reachable, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
 
 /**
  * The console in a real browser against a whole running Agentry: sign in, open an agent, trigger its webhook,
@@ -12,25 +11,15 @@ const eventually = <T>(fn: () => T | Promise<T>, opts: { timeout?: number } = {}
 
 describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
   let w: ConsoleWorld;
-  const pages: Page[] = [];
-  const open = async () => {
-    const page = await w.signedInPage();
-    pages.push(page);
-    return page;
-  };
+  const { open, track } = pagesPerTest(() => w);
   beforeAll(async () => {
     w = await startConsoleWorld(kind);
   }, 90_000);
-  afterEach(async () => {
-    for (const p of pages.splice(0)) await p.context().close();
-    expect(w.pageErrors).toEqual([]);
-  });
   afterAll(async () => w?.close());
 
   it('signs in with an API key kept in session storage, never in the address, and signs out', { timeout: 60_000 }, async () => {
     const context = await w.browser.newContext();
-    const page = await context.newPage();
-    pages.push(page);
+    const page = track(await context.newPage());
     await page.goto(`${w.apiUrl}/#/tasks`);
     await eventually(() => page.url()).toContain('#/signin');
     const key = page.getByLabel('API key');

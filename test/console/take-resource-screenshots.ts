@@ -7,16 +7,15 @@
  * Same world as take-screenshots.ts (a whole Agentry on a temporary embedded database, the scripted LLM), plus a
  * fake upstream API and a fake MCP server. The committed files were reduced to 128-colour palettes (Pillow).
  */
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import type { Page } from 'playwright-core';
 import { startFakeMcpServer } from '../fakes/mcp-server.js';
 import { startUpstreamApi } from '../fakes/upstream-api.js';
 import { startConsoleWorld } from './browser-harness.js';
 import { PETSTORE } from './petstore.fixture.js';
+import { camera, screenshotDir, seedBrokenAgent, seedWordCount } from './screenshot-world.js';
 
-const out = resolve(process.argv[2] ?? 'docs/screenshots');
-mkdirSync(out, { recursive: true });
+const shot = camera(screenshotDir(), 400);
+// Most of these pages are photographed whole.
+const full = { fullPage: true };
 
 const [w, upstream, mcp] = await Promise.all([startConsoleWorld('sqlite'), startUpstreamApi(), startFakeMcpServer()]);
 try {
@@ -31,82 +30,63 @@ try {
   await fetch(`${w.apiUrl}/v1/knowledge/${kb.id}/documents`, { method: 'POST', headers: { 'x-api-key': w.key }, body: fd });
   await w.api('PUT', '/v1/secrets/STRIPE_KEY', { value: 'sk-live-1', description: 'Payments (production)' });
   await w.api('PUT', '/v1/secrets/SLACK_WEBHOOK', { value: 'https://hooks.example', description: 'Alerts channel' });
-  const fn = (await w.api('POST', '/v1/custom_functions', {
-    name: 'word_count',
-    description: 'Counts the words of a text',
-    code: 'async function run({ text }) {\n  const words = text.split(/\\s+/).filter(Boolean);\n  return { words: words.length };\n}',
-    input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  })).body;
+  // The function editor shows a body on several lines.
+  const fn = await seedWordCount(w, 'async function run({ text }) {\n  const words = text.split(/\\s+/).filter(Boolean);\n  return { words: words.length };\n}');
   const server = (await w.api('POST', '/v1/mcp_servers', { name: 'Calculator', url: mcp.mcpUrl, allowed_tools: ['add', 'echo'] })).body;
 
   const agent = await w.createAgent({ name: 'Support triage', icon: '🛟', knowledge_bases: [{ id: kb.id, strategy: 'vanilla' }] });
-  const broken = await w.createAgent({ name: 'Invoice checker', llm_api_base: 'http://127.0.0.1:9/v1' });
+  const broken = await seedBrokenAgent(w);
   for (const text of ['My printer shows error E42 and will not print', 'Where can I download last month’s invoice?', 'The invoice total does not match the order', 'Reset my VPN password please']) {
     await w.api('POST', `/v1/agents/${agent.id}/invoke`, { input: { text } });
   }
   const failed = (await w.api('POST', `/v1/agents/${broken.id}/invoke/async`, { input: { text: 'Check invoice INV-2041 against PO-77' } })).body;
   await w.waitTask(failed.id, (t) => ['error', 'failed'].includes(t.status), 60_000);
 
-  const shot = async (page: Page, name: string, fullPage = true) => {
-    await page.waitForTimeout(400);
-    await page.screenshot({ path: `${out}/${name}.png`, fullPage });
-    console.log(`${out}/${name}.png`);
-  };
-  const context = await w.browser.newContext({ viewport: { width: 1200, height: 820 } });
-  const page = await context.newPage();
-  await page.goto(`${w.apiUrl}/`);
-  await page.getByLabel('API key').fill(w.key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+  const page = await w.signedInPage({ viewport: { width: 1200, height: 820 } });
 
   await page.goto(`${w.apiUrl}/#/connectors/${connector.id}`);
   await page.getByRole('table', { name: 'Operations' }).waitFor();
-  await shot(page, 'connector');
+  await shot(page, 'connector', full);
   await page.goto(`${w.apiUrl}/#/connectors/${connector.id}/operations/${getPet.id}?connection=${connection.id}`);
   await page.getByText('Path parameters').waitFor();
   const tryIt = page.getByRole('form', { name: 'Try the operation' });
   await tryIt.getByLabel(/Request through/).fill('{\n  "path_params": { "petId": 7 }\n}');
   await tryIt.getByRole('button', { name: 'Send request' }).click();
   await page.locator('.try-result').getByText('200', { exact: true }).waitFor();
-  await shot(page, 'connector-operation');
+  await shot(page, 'connector-operation', full);
 
   await page.goto(`${w.apiUrl}/#/knowledge/${kb.id}`);
   await page.getByRole('table', { name: /Documents of/ }).getByText('ready').first().waitFor({ timeout: 30_000 });
   await page.getByLabel('Search text').fill('printer tray jammed');
   await page.getByRole('form', { name: 'Search the knowledge base' }).getByRole('button', { name: 'Search' }).click();
   await page.getByRole('list', { name: 'Ranked passages' }).waitFor();
-  await shot(page, 'knowledge-search');
+  await shot(page, 'knowledge-search', full);
 
   await page.goto(`${w.apiUrl}/#/secrets`);
   await page.getByRole('table', { name: 'Secrets' }).waitFor();
-  await shot(page, 'secrets', false);
+  await shot(page, 'secrets');
 
   await page.goto(`${w.apiUrl}/#/functions/${fn.id}`);
   await page.getByRole('form', { name: 'Test run' }).getByLabel('Arguments (JSON)').fill('{ "text": "one two three four" }');
   await page.getByRole('form', { name: 'Test run' }).getByRole('button', { name: 'Run' }).click();
   await page.locator('.try-result').getByText('"words": 4').waitFor();
-  await shot(page, 'function-editor');
+  await shot(page, 'function-editor', full);
 
   await page.goto(`${w.apiUrl}/#/mcp/${server.id}`);
   await page.getByRole('table', { name: 'Tools of Calculator' }).waitFor();
-  await shot(page, 'mcp-server');
+  await shot(page, 'mcp-server', full);
 
   await page.goto(`${w.apiUrl}/#/tasks?agent_id=${agent.id}&q=invoice&live=0`);
   await page.getByRole('img', { name: /tasks,/ }).waitFor();
   await page.locator('#task-results table').waitFor();
-  await shot(page, 'tasks-search');
-  await context.close();
+  await shot(page, 'tasks-search', full);
+  await page.context().close();
 
-  const phoneContext = await w.browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 1 });
-  const phone = await phoneContext.newPage();
-  await phone.goto(`${w.apiUrl}/`);
-  await phone.getByLabel('API key').fill(w.key);
-  await phone.getByRole('button', { name: 'Sign in' }).click();
-  await phone.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+  const phone = await w.signedInPage({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 1 });
   await phone.goto(`${w.apiUrl}/#/tasks?live=0`);
   await phone.locator('#task-results table').waitFor();
-  await shot(phone, 'tasks-phone', false);
-  await phoneContext.close();
+  await shot(phone, 'tasks-phone');
+  await phone.context().close();
 } finally {
   await w.close();
   await upstream.close();

@@ -7,34 +7,18 @@
  * webhook run with a tool call, a failed run, a stopped run, one still running), and photographs the main pages.
  * The committed files were then reduced to 128-colour palettes (Pillow: `Image.quantize(128)`), a third the size.
  */
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import type { Page } from 'playwright-core';
 import { reachable, startConsoleWorld } from './browser-harness.js';
+import { camera, screenshotDir, seedBrokenAgent, seedTriage } from './screenshot-world.js';
 
-const out = resolve(process.argv[2] ?? 'docs/screenshots');
-mkdirSync(out, { recursive: true });
+const shot = camera(screenshotDir(), 300);
 
 const w = await startConsoleWorld('sqlite');
 try {
-  const fn = await w.api('POST', '/v1/custom_functions', {
-    name: 'word_count',
-    description: 'Counts the words of a text',
-    code: 'async function run({ text }) { return { words: text.split(/\\s+/).filter(Boolean).length }; }',
-    input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  });
-  const triage = await w.createAgent({
-    name: 'Support triage',
-    icon: '🛟',
-    description: 'Reads incoming tickets, counts what matters and drafts a first answer.',
-    instructions: { role: ['You triage customer support tickets'], goal: ['Draft a short, friendly first answer'], general: 'Never promise refunds.' },
-    tools: [{ type: 'custom_function', custom_function_id: fn.body.id }],
-  });
+  const triage = await seedTriage(w);
   await w.createAgent({ name: 'Release notes writer', icon: '📝', description: 'Turns merged pull requests into release notes.' });
-  const broken = await w.createAgent({ name: 'Invoice checker', icon: '🧾', description: 'Checks invoices against purchase orders.', llm_api_base: 'http://127.0.0.1:9/v1' });
+  const broken = await seedBrokenAgent(w, { icon: '🧾', description: 'Checks invoices against purchase orders.' });
   const channel = await w.api('POST', `/v1/agents/${triage.id}/webhook`);
 
-  w.model.when('printer', '[tool:word_count]');
   w.model.when('whole year', '[hang]');
   w.model.when('weekly digest', '[gate:digest]');
   const hook = (prompt: string, extra: Record<string, unknown> = {}) =>
@@ -52,11 +36,6 @@ try {
   const toolTask = tasks.find((t: { input: { text: string } }) => t.input.text.includes('printer'));
   await w.waitTask(toolTask.id, (t) => t.status === 'completed');
 
-  const shot = async (page: Page, name: string, opts: { fullPage?: boolean } = {}) => {
-    await page.waitForTimeout(300);
-    await page.screenshot({ path: `${out}/${name}.png`, fullPage: opts.fullPage ?? false });
-    console.log(`${out}/${name}.png`);
-  };
   const context = await w.browser.newContext({ viewport: { width: 1200, height: 820 } });
   const page = await context.newPage();
   await page.goto(`${w.apiUrl}/`);

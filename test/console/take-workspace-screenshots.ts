@@ -6,44 +6,15 @@
  *
  * Same world as take-screenshots.ts: a whole Agentry on a temporary embedded database with the scripted LLM.
  */
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import type { Locator, Page } from 'playwright-core';
 import { startConsoleWorld } from './browser-harness.js';
+import { camera, screenshotDir, seedTriage } from './screenshot-world.js';
 
-const out = resolve(process.argv[2] ?? 'docs/screenshots');
-mkdirSync(out, { recursive: true });
+const shot = camera(screenshotDir(), 300);
 
 const w = await startConsoleWorld('sqlite');
 try {
-  const fn = await w.api('POST', '/v1/custom_functions', {
-    name: 'word_count',
-    description: 'Counts the words of a text',
-    code: 'async function run({ text }) { return { words: text.split(/\\s+/).filter(Boolean).length }; }',
-    input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  });
-  const agent = await w.createAgent({
-    name: 'Support triage',
-    icon: '🛟',
-    description: 'Reads incoming tickets, counts what matters and drafts a first answer.',
-    instructions: { role: ['You triage customer support tickets'], goal: ['Draft a short, friendly first answer'], general: 'Never promise refunds.' },
-    tools: [{ type: 'custom_function', custom_function_id: fn.body.id }],
-  });
-  w.model.when('printer', '[tool:word_count]');
-
-  const shot = async (target: Page | Locator, name: string, opts: { fullPage?: boolean } = {}) => {
-    const page = 'page' in target ? target.page() : target;
-    await page.waitForTimeout(300);
-    if ('page' in target) await target.screenshot({ path: `${out}/${name}.png` });
-    else await target.screenshot({ path: `${out}/${name}.png`, fullPage: opts.fullPage ?? false });
-    console.log(`${out}/${name}.png`);
-  };
-  const context = await w.browser.newContext({ viewport: { width: 1280, height: 860 } });
-  const page = await context.newPage();
-  await page.goto(`${w.apiUrl}/`);
-  await page.getByLabel('API key').fill(w.key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+  const agent = await seedTriage(w);
+  const page = await w.signedInPage({ viewport: { width: 1280, height: 860 } });
 
   // The playground: a conversation with a tool call, the trace beside it, a follow-up in the same thread.
   await page.goto(`${w.apiUrl}/#/agents/${agent.id}/playground`);
@@ -74,7 +45,7 @@ try {
   const panel = page.getByRole('region', { name: 'Draft and deployment' });
   await panel.getByRole('table').waitFor();
   await shot(panel, 'agent-draft');
-  await context.close();
+  await page.context().close();
 } finally {
   await w.close();
 }

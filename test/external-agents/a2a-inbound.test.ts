@@ -51,6 +51,28 @@ describe.each(TEST_DBS)('Agentry agents over A2A (%s)', (kind) => {
     expect(legacy).toMatchObject({ url: endpoint(), preferredTransport: 'JSONRPC', name: card.name });
   });
 
+  it("the card's skills: the agent itself, then each graph item once (named, typed), then its skill entries", async () => {
+    const fnId = (await remote.req('POST', '/v1/custom_functions', { name: 'lookup', code: 'async function run() { return 1; }' })).json().id;
+    const agent = await remote.createAgent(
+      openaiAgentFields(llm.baseUrl, {
+        name: 'carded',
+        description: '',
+        tools: [{ type: 'custom_function', custom_function_id: fnId }],
+        graph: [{ item_id: 'plain', type: 'tool', targets: [] }],
+        skills: [{ name: 'summarise', description: 'Summaries' }, { skill_name: 'plain' }, { description: 'no name' }],
+      }),
+    );
+    const card = await (await fetch(`${remoteUrl}/v1/a2a/agents/${agent}/.well-known/agent-card.json`, { headers: { 'x-api-key': remote.keyA, 'a2a-version': '1.0' } })).json();
+    // An empty description reads as the name.
+    expect(card).toMatchObject({ name: 'carded', description: 'carded' });
+    expect(card.skills.map((s: { id: string; name: string; description: string; tags: string[] }) => [s.id, s.name, s.description, s.tags])).toEqual([
+      ['run', 'carded', 'carded', ['manager']],
+      ['plain', 'plain', 'A tool the agent can use', ['tool']],
+      [fnId, 'lookup', 'A tool/custom_function the agent can use', ['tool/custom_function']],
+      ['summarise', 'summarise', 'Summaries', ['skill']],
+    ]);
+  });
+
   it("an a2a agent of one instance runs another instance's agent; the remote run is a task with source a2a", async () => {
     const id = await local.createAgent({ type: 'a2a', connectivity_details: { url: endpoint(), auth_type: 'api_key', api_key: remote.keyA } });
     const r = await local.req('POST', `/v1/agents/${id}/invoke`, { input: { text: 'ping' } });

@@ -1,14 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { NotificationReceiver, startReceiver } from '../fakes/notification-receiver.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
-import { killHard } from '../support/processes.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
+import { killHard, WorkerProcesses } from '../support/processes.js';
 
 /**
  * The outbox survives a crash: a real worker process (`agentry serve`, AGENTRY_ROLES=worker) ends a task, its
@@ -19,23 +15,8 @@ describe.each(TEST_DBS)('notification delivery across a crash (%s)', (kind) => {
   let t: TasksApp;
   let llm: ScriptedLlmServer;
   let rx: NotificationReceiver;
-  const workers: ChildProcess[] = [];
-
-  function spawnWorker(): ChildProcess {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'agentry.mjs'), 'serve'], {
-      cwd: ROOT,
-      // One attempt's deadline 2 s: a claim of a dead process runs out after 5 s (notification.dispatcher.ts).
-      env: { ...process.env, ...t.testEnv.env, AGENTRY_ROLES: 'worker', AGENTRY_NOTIFY_TIMEOUT_MS: '2000', AGENTRY_NOTIFY_POLL_MS: '200', AGENTRY_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    child.on('exit', (code, signal) => {
-      if (code && signal !== 'SIGKILL') console.error(`worker exited ${code}: ${stderr}`);
-    });
-    workers.push(child);
-    return child;
-  }
+  // One attempt's deadline 2 s: a claim of a dead process runs out after 5 s (notification.dispatcher.ts).
+  const workers = new WorkerProcesses(() => t, { AGENTRY_NOTIFY_TIMEOUT_MS: '2000', AGENTRY_NOTIFY_POLL_MS: '200' });
 
   beforeAll(async () => {
     llm = await startOpenAIServer();
@@ -43,9 +24,7 @@ describe.each(TEST_DBS)('notification delivery across a crash (%s)', (kind) => {
     // No in-process worker or dispatcher: only the spawned processes run tasks and deliver.
     t = await createTasksApp(kind, { worker: false });
   });
-  afterEach(async () => {
-    for (const w of workers.splice(0)) await killHard(w);
-  });
+  afterEach(() => workers.killAll());
   afterAll(async () => {
     await t?.close();
     await llm?.close();
@@ -59,7 +38,7 @@ describe.each(TEST_DBS)('notification delivery across a crash (%s)', (kind) => {
     const secret = (await t.req('POST', `/v1/agents/${agentId}/notifications/signing-secret`)).json().secret as string;
     const task = (await t.req('POST', `/v1/agents/${agentId}/invoke/async`, { input: { text: 'crash after me' } })).json();
 
-    const first = spawnWorker();
+    const first = workers.spawn();
     await rx.waitFor(1, 60_000);
     await killHard(first);
     // The task's end is durable; its delivery was started and never recorded.
@@ -68,7 +47,7 @@ describe.each(TEST_DBS)('notification delivery across a crash (%s)', (kind) => {
     expect(pending).toMatchObject({ status: 'pending', attempts: 0, attempt_log: [] });
 
     rx.handle = () => ({ status: 200 });
-    spawnWorker();
+    workers.spawn();
     const end = Date.now() + 60_000;
     let d = pending;
     while (d.status !== 'delivered' && Date.now() < end) {

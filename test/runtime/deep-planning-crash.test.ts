@@ -1,37 +1,21 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/tasks/task.types.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { TEST_DBS } from '../support/harness.js';
-import { killHard } from '../support/processes.js';
+import { killHard, WorkerProcesses } from '../support/processes.js';
 import { createTasksApp, openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
 
 /** A deep-planning run whose worker process is SIGKILLed mid-run resumes from the plan stored in its trace. */
 describe.each(TEST_DBS)('deep planning survives a worker crash (%s)', (kind) => {
   let t: TasksApp;
   let llm: ScriptedLlmServer;
-  const workers: ChildProcess[] = [];
-
-  const spawnWorker = () => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'agentry.mjs'), 'serve'], {
-      cwd: ROOT,
-      env: { ...process.env, ...t.testEnv.env, AGENTRY_ROLES: 'worker', AGENTRY_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'ignore'],
-    });
-    workers.push(child);
-    return child;
-  };
+  const workers = new WorkerProcesses(() => t);
 
   beforeAll(async () => {
     llm = await startOpenAIServer();
     t = await createTasksApp(kind, { worker: false, env: { AGENTRY_TASK_LEASE_MS: '5000' } });
   });
-  afterEach(async () => {
-    for (const w of workers.splice(0)) await killHard(w);
-  });
+  afterEach(() => workers.killAll());
   afterAll(async () => {
     await t?.close();
     await llm?.close();
@@ -51,8 +35,8 @@ describe.each(TEST_DBS)('deep planning survives a worker crash (%s)', (kind) => 
       return { text: 'never', delayMs: 120_000 };
     });
     const task = (await t.req('POST', `/v1/agents/${agent}/invoke/async`, { input: { text: 'Send and confirm the report' } })).json() as Task;
-    spawnWorker();
-    spawnWorker();
+    workers.spawn();
+    workers.spawn();
     await llm.waitForRequests(3, 60_000);
     // The plan with step 1 checked off is in the trace before the worker dies.
     const planEvents = async () => ((await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as { type: string; data: any }[]).filter((e) => e.type === 'plan');
@@ -60,10 +44,8 @@ describe.each(TEST_DBS)('deep planning survives a worker crash (%s)', (kind) => 
       if (i > 100) throw new Error('the plan never reached the trace');
       await new Promise((r) => setTimeout(r, 50));
     }
-    const row = await t.c.db.kysely.selectFrom('tasks').select('lease_owner').where('id', '=', task.id).executeTakeFirstOrThrow();
-    const victim = workers.find((w) => w.pid === Number(row.lease_owner?.split(':')[1]));
-    expect(victim).toBeDefined();
-    await killHard(victim!);
+    // Throws unless one of the spawned workers holds the task.
+    await killHard(await workers.holderOf(task.id));
 
     const done = await t.waitTask(task.id, (x) => x.status === 'completed', 60_000);
     expect(done).toMatchObject({ result: 'Report confirmed.', execution_attempts: 2 });

@@ -1,36 +1,25 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Task } from '../../src/tasks/task.types.js';
-import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import type { ScriptedLlmServer } from '../fakes/openai-server.js';
 import { TEST_DBS } from '../support/harness.js';
-import { createTasksApp, openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
-
-type Ev = { type: string; data: Record<string, any> };
+import { resetScript, runTraced, startScriptedRunWorld, toolResults, type TraceEvent as Ev } from '../support/scripted-runs.js';
+import { openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
 
 /** deep_planning, enforce_deep_planning and max_plan_retries at run time: docs/planning-and-chaining.md. */
 describe.each(TEST_DBS)('deep planning (%s)', (kind) => {
   let t: TasksApp;
   let llm: ScriptedLlmServer;
-  const fn: Record<string, string> = {};
+  let fn: Record<string, string>;
 
   beforeAll(async () => {
-    [t, llm] = await Promise.all([createTasksApp(kind), startOpenAIServer()]);
-    const code: Record<string, string> = {
+    ({ t, llm, fn } = await startScriptedRunWorld(kind, {
       fetch_page: 'async function run({ url }) { return { body: "content of " + url }; }',
       flaky: 'async function run() { throw new Error("upstream 503"); }',
-    };
-    for (const [name, source] of Object.entries(code)) {
-      const r = await t.req('POST', '/v1/custom_functions', { name, code: source });
-      expect(r.statusCode, r.body).toBe(201);
-      fn[name] = r.json().id;
-    }
+    }));
   });
   afterAll(async () => {
     await Promise.all([t?.close(), llm?.close()]);
   });
-  beforeEach(() => {
-    llm.requests.length = 0;
-    llm.handle(null);
-  });
+  beforeEach(() => resetScript(llm));
 
   const planner = (extra: Record<string, unknown> = {}) =>
     t.createAgent(
@@ -40,15 +29,8 @@ describe.each(TEST_DBS)('deep planning (%s)', (kind) => {
         ...extra,
       }),
     );
-  const run = async (agentId: string, text: string) => {
-    const r = await t.req('POST', `/v1/agents/${agentId}/invoke`, { input: { text } });
-    expect(r.statusCode, r.body).toBe(200);
-    const task = r.json() as Task;
-    const events = (await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as Ev[];
-    return { task, events };
-  };
+  const run = (agentId: string, text: string) => runTraced(t, agentId, text);
   const plans = (events: Ev[]) => events.filter((e) => e.type === 'plan').map((e) => e.data);
-  const toolResults = (events: Ev[]) => events.filter((e) => e.type === 'tool_call_result').map((e) => e.data);
 
   it('the agent writes a plan, works through it and checks steps off; every change is in the trace', async () => {
     const agent = await planner();

@@ -1,51 +1,32 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Task } from '../../src/tasks/task.types.js';
-import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import type { ScriptedLlmServer } from '../fakes/openai-server.js';
 import { TEST_DBS } from '../support/harness.js';
-import { createTasksApp, openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
-
-type Ev = { type: string; data: Record<string, unknown> };
+import { resetScript, runTraced, startScriptedRunWorld, toolRequests as requests, toolResults } from '../support/scripted-runs.js';
+import { openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
 
 /** Graph `targets` and `is_first` (spec 2.4) acting at run time: docs/planning-and-chaining.md. */
 describe.each(TEST_DBS)('graph chaining (%s)', (kind) => {
   let t: TasksApp;
   let llm: ScriptedLlmServer;
-  const fn: Record<string, string> = {};
+  let fn: Record<string, string>;
 
   beforeAll(async () => {
-    [t, llm] = await Promise.all([createTasksApp(kind), startOpenAIServer()]);
-    const code: Record<string, string> = {
+    ({ t, llm, fn } = await startScriptedRunWorld(kind, {
       search: 'async function run({ q }) { return { hits: [q + " result"] }; }',
       summarize: 'async function run({ text }) { return { summary: "short: " + text }; }',
       notify: 'async function run({ to }) { return { sent: to }; }',
       broken: 'async function run() { throw new Error("search backend down"); }',
-    };
-    for (const [name, source] of Object.entries(code)) {
-      const r = await t.req('POST', '/v1/custom_functions', { name, code: source });
-      expect(r.statusCode, r.body).toBe(201);
-      fn[name] = r.json().id;
-    }
+    }));
   });
   afterAll(async () => {
     await Promise.all([t?.close(), llm?.close()]);
   });
-  beforeEach(() => {
-    llm.requests.length = 0;
-    llm.handle(null);
-  });
+  beforeEach(() => resetScript(llm));
 
   const item = (name: string, extra: Record<string, unknown> = {}) => ({ item_id: fn[name], name, type: 'tool', sub_type: 'custom_function', targets: [], ...extra });
   const cfTools = (...names: string[]) => names.map((n) => ({ type: 'custom_function', custom_function_id: fn[n] }));
 
-  const run = async (agentId: string, text: string) => {
-    const r = await t.req('POST', `/v1/agents/${agentId}/invoke`, { input: { text } });
-    expect(r.statusCode, r.body).toBe(200);
-    const task = r.json() as Task;
-    const events = (await t.req('GET', `/v1/tasks/${task.id}/events`)).json() as Ev[];
-    return { task, events };
-  };
-  const toolResults = (events: Ev[]) => events.filter((e) => e.type === 'tool_call_result').map((e) => e.data);
-  const requests = (events: Ev[]) => events.filter((e) => e.type === 'tool_call_request').map((e) => e.data);
+  const run = (agentId: string, text: string) => runTraced(t, agentId, text);
 
   it('after a tool runs, its declared targets run next, in order, each forced on the model', async () => {
     const agent = await t.createAgent(

@@ -1,13 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Task, TaskEvent } from '../../src/tasks/task.types.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, openaiAgentFields, type TasksApp } from './tasks-harness.js';
-import { killHard } from '../support/processes.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
+import { killHard, WorkerProcesses } from '../support/processes.js';
 
 /**
  * The crash acceptance: real worker processes (`agentry serve` with AGENTRY_ROLES=worker) on the same database
@@ -16,22 +13,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
   let t: TasksApp;
   let llm: ScriptedLlmServer;
-  const workers: ChildProcess[] = [];
-
-  function spawnWorker(concurrency = 8): ChildProcess {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'agentry.mjs'), 'serve'], {
-      cwd: ROOT,
-      env: { ...process.env, ...t.testEnv.env, AGENTRY_ROLES: 'worker', AGENTRY_WORKER_CONCURRENCY: String(concurrency), AGENTRY_LOG_LEVEL: process.env.H3A_DEBUG ? 'debug' : 'warn' },
-      stdio: ['ignore', process.env.H3A_DEBUG ? 'inherit' : 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    child.on('exit', (code, signal) => {
-      if (code && code !== 0 && signal !== 'SIGKILL') console.error(`worker exited ${code}: ${stderr}`);
-    });
-    workers.push(child);
-    return child;
-  }
+  const workers = new WorkerProcesses(() => t, { AGENTRY_WORKER_CONCURRENCY: '8' });
 
   async function finishedEvents(id: string): Promise<number> {
     const events = (await t.req('GET', `/v1/tasks/${id}/events`)).json() as TaskEvent[];
@@ -44,22 +26,11 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
     // A lease long enough for a heavily loaded CI machine (heartbeats every third of it), short enough to recover fast.
     t = await createTasksApp(kind, { worker: false, env: { AGENTRY_TASK_LEASE_MS: '5000' } });
   });
-  afterEach(async () => {
-    for (const w of workers.splice(0)) await killHard(w);
-  });
+  afterEach(() => workers.killAll());
   afterAll(async () => {
     await t?.close();
     await llm?.close();
   });
-
-  /** The worker process holding a task: its lease owner is `host:pid:random`. */
-  async function holder(taskId: string): Promise<ChildProcess> {
-    const row = await t.c.db.kysely.selectFrom('tasks').select('lease_owner').where('id', '=', taskId).executeTakeFirstOrThrow();
-    const pid = Number(row.lease_owner?.split(':')[1]);
-    const child = workers.find((w) => w.pid === pid);
-    if (!child) throw new Error(`task ${taskId} is held by ${row.lease_owner}, not by a spawned worker`);
-    return child;
-  }
 
   it('completes a task once, on another worker, after the one running it is killed (execution_attempts 2)', { timeout: 120_000 }, async () => {
     const agentId = await t.createAgent(openaiAgentFields(llm.baseUrl));
@@ -70,12 +41,12 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
 
     // Two worker processes on the same database; whichever claims the task is killed mid-run, the other takes over.
     const t0 = Date.now();
-    spawnWorker();
-    spawnWorker();
+    workers.spawn();
+    workers.spawn();
     await llm.waitForRequests(1, 60_000);
     if (process.env.H3A_DEBUG) console.log('first model call after', Date.now() - t0);
     expect((await t.req('GET', `/v1/tasks/${task.id}`)).json()).toMatchObject({ status: 'executing', execution_attempts: 1 });
-    const victim = await holder(task.id);
+    const victim = await workers.holderOf(task.id);
     await killHard(victim);
 
     const done = await t.waitTask(task.id, (x) => x.status === 'completed', 60_000);
@@ -111,15 +82,15 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
     }
     const completed = async () => (await t.req('GET', `/v1/agents/${agentId}/tasks?status=completed&per_page=1`)).json().total as number;
 
-    spawnWorker();
-    spawnWorker();
+    workers.spawn();
+    workers.spawn();
     while ((await completed()) < 25) await new Promise((r) => setTimeout(r, 50));
     // The victim is a worker running tasks now: one process may still be starting when the other has done 25 (a
     // worker claims as many tasks as it has free slots at once), and killing an idle one would test nothing.
     let victim: ChildProcess | undefined;
     while (!victim) {
       const running = await t.c.db.kysely.selectFrom('tasks').select('id').where('agent_id', '=', agentId).where('status', '=', 'executing').executeTakeFirst();
-      if (running) victim = await holder(running.id).catch(() => undefined);
+      if (running) victim = await workers.holderOf(running.id).catch(() => undefined);
       else await new Promise((r) => setTimeout(r, 20));
     }
     await killHard(victim);

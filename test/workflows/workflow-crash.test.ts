@@ -1,14 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Task, TaskEvent } from '../../src/tasks/task.types.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
 import { TEST_DBS } from '../support/harness.js';
-import { killHard } from '../support/processes.js';
+import { killHard, WorkerProcesses } from '../support/processes.js';
 import { createTasksApp, openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
 
 const paymentsDoc = (serverUrl: string) => ({
   openapi: '3.1.0',
@@ -28,42 +24,17 @@ describe.each(TEST_DBS)('workflow crash recovery (%s)', (kind) => {
   let t: TasksApp;
   let llm: ScriptedLlmServer;
   let up: UpstreamApi;
-  const workers: ChildProcess[] = [];
-
-  function spawnWorker(): ChildProcess {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'agentry.mjs'), 'serve'], {
-      cwd: ROOT,
-      env: { ...process.env, ...t.testEnv.env, AGENTRY_ROLES: 'worker', AGENTRY_WORKER_CONCURRENCY: '4', AGENTRY_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    child.on('exit', (code, signal) => {
-      if (code && signal !== 'SIGKILL') console.error(`worker exited ${code}: ${stderr}`);
-    });
-    workers.push(child);
-    return child;
-  }
+  const workers = new WorkerProcesses(() => t, { AGENTRY_WORKER_CONCURRENCY: '4' });
 
   beforeAll(async () => {
     [llm, up] = await Promise.all([startOpenAIServer(), startUpstreamApi()]);
     t = await createTasksApp(kind, { worker: false, env: { AGENTRY_TASK_LEASE_MS: '5000' } });
   });
-  afterEach(async () => {
-    for (const w of workers.splice(0)) await killHard(w);
-  });
+  afterEach(() => workers.killAll());
   afterAll(async () => {
     await t?.close();
     await Promise.all([llm?.close(), up?.close()]);
   });
-
-  async function holder(taskId: string): Promise<ChildProcess> {
-    const row = await t.c.db.kysely.selectFrom('tasks').select('lease_owner').where('id', '=', taskId).executeTakeFirstOrThrow();
-    const pid = Number(row.lease_owner?.split(':')[1]);
-    const child = workers.find((w) => w.pid === pid);
-    if (!child) throw new Error(`task ${taskId} is held by ${row.lease_owner}, not by a spawned worker`);
-    return child;
-  }
 
   it('resumes after SIGKILL without repeating a finished step; the unfinished step runs again', { timeout: 150_000 }, async () => {
     let charges = 0;
@@ -89,15 +60,15 @@ describe.each(TEST_DBS)('workflow crash recovery (%s)', (kind) => {
     expect(wf.agent_id).toBeTruthy();
     const task = (await t.req('POST', `/v1/agents/${wf.agent_id}/invoke/async`, { input: { text: 'order 1' } })).json() as Task;
 
-    spawnWorker();
-    spawnWorker();
+    workers.spawn();
+    workers.spawn();
     const end = Date.now() + 60_000;
     while (receipts < 1) {
       if (Date.now() > end) throw new Error('the receipt step never started');
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(charges).toBe(1);
-    await killHard(await holder(task.id));
+    await killHard(await workers.holderOf(task.id));
 
     const done = await t.waitTask(task.id, (x) => ['completed', 'error', 'failed'].includes(x.status), 90_000);
     expect(done).toMatchObject({ status: 'completed', result: 'ch_1 r_1', execution_attempts: 2 });

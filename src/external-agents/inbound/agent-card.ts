@@ -1,12 +1,15 @@
 import type { AgentCard, AgentSkill } from '@a2a-js/sdk';
+import type { AgentConfig } from '../../agents/agent.schemas.js';
 
 /** The A2A agent card of one Agentry agent: its name, description and skills, at its own JSON-RPC endpoint. */
 
 export interface CardAgent {
   id: string;
   version: number | 'draft';
-  config: Readonly<Record<string, unknown>>;
+  /** Typed and complete (agents/agent-config.ts): the card reads the fields as they are. */
+  config: CardConfig;
 }
+type CardConfig = Readonly<Pick<AgentConfig, 'name' | 'description' | 'type' | 'graph' | 'skills'>>;
 
 /** Where an agent is served over A2A (the card's interfaces point here). */
 export function a2aEndpoint(apiBase: string, agentId: string): string {
@@ -15,8 +18,8 @@ export function a2aEndpoint(apiBase: string, agentId: string): string {
 
 export function agentCard(agent: CardAgent, apiBase: string): AgentCard {
   const url = a2aEndpoint(apiBase, agent.id);
-  const name = String(agent.config.name ?? agent.id);
-  const description = typeof agent.config.description === 'string' && agent.config.description ? agent.config.description : name;
+  const name = agent.config.name;
+  const description = agent.config.description || name;
   return {
     name,
     description,
@@ -43,18 +46,19 @@ export function agentCard(agent: CardAgent, apiBase: string): AgentCard {
  * The agent itself is the first skill (a run of it answers any text); its named tools, sub-agents and skills follow,
  * so a caller choosing among agents sees what each can do.
  */
-function skillsOf(config: Readonly<Record<string, unknown>>, name: string, description: string): AgentSkill[] {
+function skillsOf(config: CardConfig, name: string, description: string): AgentSkill[] {
   const skill = (id: string, n: string, d: string, tags: string[]): AgentSkill => ({ id, name: n, description: d, tags, examples: [], inputModes: [], outputModes: [], securityRequirements: [] });
-  const out = [skill('run', name, description, [String(config.type ?? 'manager')])];
+  const out = [skill('run', name, description, [config.type])];
   const seen = new Set(['run']);
-  for (const item of Array.isArray(config.graph) ? (config.graph as Record<string, unknown>[]) : []) {
-    const id = String(item.item_id ?? '');
-    if (!id || seen.has(id)) continue;
+  for (const item of config.graph) {
+    const id = item.item_id;
+    if (seen.has(id)) continue;
     seen.add(id);
-    const kind = [item.type, item.sub_type].filter(Boolean).join('/');
-    out.push(skill(id, typeof item.name === 'string' && item.name ? item.name : id, `A ${kind || 'tool'} the agent can use`, [kind || 'tool']));
+    const kind = item.sub_type ? `${item.type}/${item.sub_type}` : item.type;
+    out.push(skill(id, item.name || id, `A ${kind} the agent can use`, [kind]));
   }
-  for (const s of Array.isArray(config.skills) ? (config.skills as Record<string, unknown>[]) : []) {
+  // Skill entries are JSON objects whose inner fields the schema does not type: read defensively.
+  for (const s of config.skills) {
     const id = String(s.name ?? s.skill_name ?? '');
     if (!id || seen.has(id)) continue;
     seen.add(id);
