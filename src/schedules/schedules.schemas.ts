@@ -8,9 +8,11 @@ export const MAX_SCHEDULE_TEXT = 100_000;
 
 /**
  * What each occurrence submits: the invoke body (docs/contract.md#invoke) without a task id, since every occurrence
- * makes a new task. Strict, unlike the invoke body: a field a schedule would store and never use is refused.
+ * makes a new task, and without `user_tokens` (short-lived end-user credentials a schedule would keep for ever; the
+ * per-user store, PUT /v1/mcp_servers/{id}/user_tokens/{user_id}, serves scheduled runs of a user). Strict, unlike
+ * the invoke body: a field a schedule would store and never use is refused.
  */
-export const ScheduledInvocationBody = InvokeBody.omit({ id: true })
+export const ScheduledInvocationBody = InvokeBody.omit({ id: true, user_tokens: true })
   .extend({
     input: InvokeBody.shape.input.extend({ text: z.string().min(1).max(MAX_SCHEDULE_TEXT) }).strict(),
   })

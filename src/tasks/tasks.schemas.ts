@@ -43,6 +43,8 @@ export const InvokeBody = z.object({
   // 'voice' is in the enum (spec 2.2) but there is no speech synthesis: refused, as on the agent.
   output_format: taskOutputFormat().nullish(),
   output_schema: outputSchema().nullish(),
+  /** OAuth access tokens of the agent's oauth2 MCP servers, keyed by graph item id; sealed with the task, wiped when it ends. */
+  user_tokens: z.record(z.string().min(1).max(256), z.string().min(1).max(16_384)).nullish(),
 });
 export type InvokeBody = z.output<typeof InvokeBody>;
 

@@ -28,6 +28,8 @@ export interface StepMark {
   id: string;
   type: WorkflowStep['type'];
   run: number;
+  /** The step's `name`, when it has one: the label a person reading the trace knows the step by. */
+  name?: string;
 }
 
 /**
@@ -80,7 +82,7 @@ export class WorkflowEngine {
   }
 
   private async step(step: WorkflowStep, signal: AbortSignal): Promise<unknown> {
-    const mark: StepMark = { id: step.id, type: step.type, run: this.run };
+    const mark: StepMark = { id: step.id, type: step.type, run: this.run, ...(step.name !== undefined && { name: step.name }) };
     const callId = `wf-${this.run}-${step.id}`;
     const input = inputOf(step) === undefined ? null : resolveTemplate(inputOf(step), this.scope);
     const rerun = this.interrupted.has(step.id);

@@ -72,6 +72,10 @@ describe.each(TEST_DBS)('schedules API (%s)', (kind) => {
     const extra = await t.req('POST', url(), { cron: '0 9 * * *', invocation: { ...prompt(), id: 'x' } });
     expect(extra.statusCode).toBe(422);
     expect(extra.json().detail[0]).toMatchObject({ loc: ['body', 'invocation', 'id'], type: 'extra_forbidden' });
+    // End-user tokens are not kept by a schedule (invoke takes them; the per-user token store serves scheduled runs).
+    const tokens = await t.req('POST', url(), { cron: '0 9 * * *', invocation: { ...prompt(), user_tokens: { mcp: 't' } } });
+    expect(tokens.statusCode).toBe(422);
+    expect(tokens.json().detail[0]).toMatchObject({ loc: ['body', 'invocation', 'user_tokens'], type: 'extra_forbidden' });
     const empty = await t.req('POST', url(), { cron: '0 9 * * *', invocation: prompt('') });
     expect(empty.json().detail[0].loc).toEqual(['body', 'invocation', 'input', 'text']);
     const nul = await t.req('POST', url(), { cron: '0 9 * * *', invocation: prompt('a\u0000b') });

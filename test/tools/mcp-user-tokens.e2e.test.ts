@@ -114,4 +114,19 @@ describe.each(TEST_DBS)('MCP OAuth with tokens stored per user (%s)', (kind) => 
     expect(oauth.calls.at(-1)).toMatchObject({ tool: 'add', authorization: 'Bearer alice-token' });
     expect(await authEvents(ok.json.id)).toEqual([]);
   });
+
+  it('user_tokens given to POST /v1/agents/{id}/invoke are the token sent (it was accepted and ignored), and never shown', async () => {
+    w.llm.reply({ toolCalls: [{ name: 'crm_add', arguments: { a: 2, b: 5 } }] }, { text: 'It is 7.' });
+    const r = await api(w, 'POST', `/v1/agents/${agentId}/invoke`, { input: { text: 'Add 2 and 5' }, user_tokens: { [serverId]: 'alice-token' } });
+    expect(r.json).toMatchObject({ status: 'completed', result: 'It is 7.' });
+    expect(lastToolMessages()).toEqual(['7']);
+    expect(oauth.calls.at(-1)).toMatchObject({ tool: 'add', authorization: 'Bearer alice-token' });
+    expect(await authEvents(r.json.id)).toEqual([]);
+    const seen = JSON.stringify((await api(w, 'GET', `/v1/tasks/${r.json.id}`)).json) + JSON.stringify(await events(r.json.id));
+    expect(seen).not.toContain('alice-token');
+
+    const bad = await api(w, 'POST', `/v1/agents/${agentId}/invoke/async`, { input: { text: 'x' }, user_tokens: { [serverId]: 42 } });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail[0].loc).toEqual(['body', 'user_tokens', serverId]);
+  });
 });

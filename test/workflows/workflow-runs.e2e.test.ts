@@ -55,7 +55,7 @@ describe.each(TEST_DBS)('workflow runs end to end (%s)', (kind) => {
     name,
     steps: [
       { id: 'classify', type: 'agent', agent_id: classifier, input: 'Classify: {{input.text.message}}', next: 'route' },
-      { id: 'route', type: 'condition', value: '{{steps.classify.output}}', cases: [{ operator: 'equals', value: 'refund', next: 'gather' }], default: 'other' },
+      { id: 'route', name: 'Refund or not', type: 'condition', value: '{{steps.classify.output}}', cases: [{ operator: 'equals', value: 'refund', next: 'gather' }], default: 'other' },
       { id: 'gather', type: 'parallel', branches: ['lookup', 'score'], next: 'approve' },
       { id: 'lookup', type: 'action', connection_id: connectionId, operation_id: 'getOrder', input: { path_params: { id: '{{input.text.order}}' } } },
       { id: 'score', type: 'custom_function', custom_function_id: functionId, input: { amount: 30 } },
@@ -90,6 +90,9 @@ describe.each(TEST_DBS)('workflow runs end to end (%s)', (kind) => {
     expect(results.map((r) => r.id).sort()).toEqual(['answer', 'approve', 'classify', 'gather', 'lookup', 'route', 'score']);
     expect(results.every((r) => r.is_error === false)).toBe(true);
     expect(results.find((r) => r.id === 'route')!.result).toEqual({ value: 'refund', case: 0, next: 'gather' });
+    // A step's name labels its trace events; a step without one has none.
+    expect(results.find((r) => r.id === 'route')!.workflow_step).toEqual({ id: 'route', type: 'condition', run: 1, name: 'Refund or not' });
+    expect(results.find((r) => r.id === 'classify')!.workflow_step).toEqual({ id: 'classify', type: 'agent', run: 1 });
     expect(results.find((r) => r.id === 'gather')!.result).toMatchObject({ lookup: { status_code: 200, result: { id: '42', total: 30 } }, score: { risk: 'high' } });
     // Agent steps are child tasks of the workflow's task.
     const children = (await t.req('GET', `/v1/agents/${writer}/tasks`)).json().items as Task[];

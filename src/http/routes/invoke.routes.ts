@@ -77,5 +77,6 @@ function submission(principal: Principal, agentId: string, body: InvokeBody, ver
     instructionsOverride: body.instructions_override,
     outputFormat: body.output_format,
     outputSchema: body.output_schema,
+    userTokens: body.user_tokens ?? undefined,
   };
 }
