@@ -109,7 +109,9 @@ export async function findAccepted(repo: Pick<TasksRepository, 'find'>, inbox: T
 }
 
 /**
- * Every column of a new task with the value most new tasks have. An inbox entry stores only the columns that differ
+ * Every column of a new task with the value most new tasks have. It repeats newTaskRow's starting values on purpose:
+ * it is part of the stored entry format (an entry omits what equals it), so it must not change when newTaskRow's
+ * defaults do, or entries committed before an upgrade would expand wrongly. An inbox entry stores only the columns that differ
  * (about a third of the row's JSON): fewer bytes per entry are fewer WAL pages per commit. A column missing here is
  * simply always stored.
  */
