@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import { isEgressRefused } from '../net/index.js';
-import { Waker } from '../tasks/task-signals.js';
+import { WakeableLoop } from '../lib/wakeable-loop.js';
 import type { Channel } from './notification-outbox.js';
 import type { AttemptResult, DeliveryRow, NotificationsRepository } from './notifications.repository.js';
 import type { ChannelSender, SendOutcome } from './channels/channel.js';
@@ -39,11 +39,13 @@ const ERROR_CHARS = 1000;
  */
 export class NotificationDispatcher implements Startable {
   private readonly owner = `${hostname()}:${process.pid}:${randomToken(6)}`;
-  private readonly waker = new Waker();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
-  private active = false;
-  private loop?: Promise<void>;
+  private readonly loop = new WakeableLoop({
+    pass: () => this.claim(),
+    intervalMs: () => this.opts.pollMs,
+    onError: (err) => this.log.error({ err }, 'notification claim failed; retrying'),
+  });
 
   constructor(
     private readonly repo: NotificationsRepository,
@@ -55,40 +57,26 @@ export class NotificationDispatcher implements Startable {
   ) {}
 
   async start(): Promise<void> {
-    if (this.active) return;
-    this.active = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    if (!this.active) return;
-    this.active = false;
-    this.waker.wake();
+    if (!this.loop.active) return;
+    const halted = this.loop.halt();
     this.stopping.abort(new Error('The notification dispatcher is stopping'));
-    await this.loop;
+    await halted;
     await Promise.all(this.inFlight.values());
   }
 
   /** Rows were committed in this process: look now rather than at the next poll. */
   wake(): void {
-    this.waker.wake();
-  }
-
-  private async run(): Promise<void> {
-    while (this.active) {
-      try {
-        await this.claim();
-      } catch (err) {
-        this.log.error({ err }, 'notification claim failed; retrying');
-      }
-      await this.waker.sleep(this.opts.pollMs);
-    }
+    this.loop.wake();
   }
 
   private async claim(): Promise<void> {
     for (;;) {
       const free = this.opts.concurrency - this.inFlight.size;
-      if (!this.active || free <= 0) return;
+      if (!this.loop.active || free <= 0) return;
       const now = this.clock.now();
       if (this.sqlite && !(await this.repo.hasDue(now))) return;
       const token = `${this.owner}:${randomToken(6)}`;
@@ -99,7 +87,7 @@ export class NotificationDispatcher implements Startable {
           .catch((err) => this.log.error({ err, delivery_id: row.id }, 'notification delivery could not be recorded'))
           .finally(() => {
             this.inFlight.delete(key);
-            this.waker.wake();
+            this.loop.wake();
           });
         this.inFlight.set(key, p);
       }

@@ -1,9 +1,9 @@
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { WakeableLoop } from '../lib/wakeable-loop.js';
 import { executionKey, type SlotLedger } from './slot-ledger.js';
 import { abortExecution } from './task-execution.js';
 import type { TaskQueueRepository } from './task-queue.repository.js';
-import { Waker } from './task-signals.js';
 
 export interface RunSupervisorDeps {
   queue: TaskQueueRepository;
@@ -23,40 +23,29 @@ const CONTROL_MS = 250;
  * whose task was stopped or taken over is aborted, a decided approval is handed to the run that waits for it.
  */
 export class RunSupervisor {
-  private readonly waker = new Waker();
-  private active = false;
-  private loop: Promise<void> = Promise.resolve();
+  private readonly loop = new WakeableLoop({
+    // Only while runs are held here; a stop or decision for one of them wakes the loop at once (statusChanged).
+    pass: async () => {
+      if (this.d.slots.runningCount > 0) await this.control();
+    },
+    intervalMs: () => CONTROL_MS,
+    onError: (err) => this.d.log.warn({ err }, 'task control check failed'),
+  });
 
   constructor(private readonly d: RunSupervisorDeps) {}
 
   start(): void {
-    this.active = true;
-    this.loop = this.controlLoop();
+    this.loop.start();
   }
 
   /** Ends the loop; the returned promise settles once its check in flight has. */
   halt(): Promise<void> {
-    this.active = false;
-    this.waker.wake();
-    return this.loop;
+    return this.loop.halt();
   }
 
   /** A task's status changed: check it now if it runs here and is not settling (see TaskWorker.start). */
   statusChanged(organizationId: string, taskId: string): void {
-    if (this.d.slots.get(organizationId, taskId)?.settling === false) this.waker.wake();
-  }
-
-  private async controlLoop(): Promise<void> {
-    while (this.active) {
-      if (this.d.slots.runningCount > 0) {
-        try {
-          await this.control();
-        } catch (err) {
-          this.d.log.warn({ err }, 'task control check failed');
-        }
-      }
-      await this.waker.sleep(CONTROL_MS);
-    }
+    if (this.d.slots.get(organizationId, taskId)?.settling === false) this.loop.wake();
   }
 
   private async control(): Promise<void> {

@@ -1,12 +1,13 @@
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { WakeableLoop } from '../lib/wakeable-loop.js';
 import type { SlotLedger } from './slot-ledger.js';
 import type { TaskAgentDirectory } from './task-agents.js';
 import type { NewDeliveryRow, TaskEndNotifier } from './task-end-notifier.js';
 import type { TaskInbox } from './task-inbox.js';
 import type { TaskQueueRepository } from './task-queue.repository.js';
 import { eventRow, presentTask } from './task.presenter.js';
-import { type TaskSignals, Waker } from './task-signals.js';
+import type { TaskSignals } from './task-signals.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
 
 export interface TaskClaimerDeps {
@@ -32,35 +33,38 @@ export interface TaskClaimerDeps {
  * the free slots, and claims new tasks and tasks whose lease ran out, as many as the slots in `slots` allow.
  */
 export class TaskClaimer {
-  private readonly waker = new Waker();
-  private active = false;
   /** A signal said a new task is in the inbox (task-inbox.ts): settle it before claiming. */
   private inboxPending = true;
-  private loop: Promise<void> = Promise.resolve();
+  /** When the last pass looked for expired leases and swept (see claimPass). */
+  private lastRecovery = -Infinity;
+  private readonly loop = new WakeableLoop({
+    pass: () => this.claimPass(),
+    intervalMs: () => this.pollMs,
+    onError: (err) => this.d.log.error({ err }, 'task claim failed; retrying'),
+  });
 
   constructor(private readonly d: TaskClaimerDeps) {}
 
   start(): void {
-    this.active = true;
-    this.loop = this.claimLoop();
+    // A (re)started worker looks for expired leases on its first pass.
+    this.lastRecovery = -Infinity;
+    this.loop.start();
   }
 
   /** Ends the loop; the returned promise settles once its pass in flight has. */
   halt(): Promise<void> {
-    this.active = false;
-    this.waker.wake();
-    return this.loop;
+    return this.loop.halt();
   }
 
   /** A task was queued (`inbox`: into the task inbox). */
   taskQueued(inbox: boolean | undefined): void {
     if (inbox) this.inboxPending = true;
-    this.waker.wake();
+    this.loop.wake();
   }
 
   /** A slot freed: claim now rather than at the next poll. */
   wake(): void {
-    this.waker.wake();
+    this.loop.wake();
   }
 
   /** Idle polling also finds expired leases; on PostgreSQL new tasks arrive by notification. */
@@ -73,51 +77,43 @@ export class TaskClaimer {
    * once per poll interval, with the sweep: recovery waits at most that long, and a busy worker does not pay
    * three extra queries for every task it claims.
    */
-  private async claimLoop(): Promise<void> {
+  private async claimPass(): Promise<void> {
     const slots = this.d.slots;
-    let lastRecovery = -Infinity;
-    while (this.active) {
+    const recover = this.d.clock.now() - this.lastRecovery >= this.pollMs;
+    if (recover) {
+      this.lastRecovery = this.d.clock.now();
+      await this.sweep();
+    }
+    // Every poll interval too: on SQLite another process's inbox entries come with no signal. Only with a free
+    // slot: a worker whose slots are all busy (a slow model) would otherwise move the inbox a few entries at a
+    // time on every accepted call, on the accept's own thread in the default deployment; a freed slot wakes
+    // this loop (`wasFull` in SlotLedger.remove), and the pending flag makes that pass settle everything
+    // accepted meanwhile at once.
+    if ((this.inboxPending || recover) && slots.freeSlots() > 0) {
+      // Only what the free slots can start: the rest stays in the inbox (cheap) until a slot or a reader needs it.
+      const free = slots.freeSlots();
+      const moved = await this.d.inbox.settleOldest(free);
+      this.inboxPending = moved === free;
+    }
+    while (this.loop.active && slots.freeSlots() > 0) {
+      const now = this.d.clock.now();
+      const kind = await this.d.queue.nextClaimable(now, recover);
+      if (kind === undefined) break;
+      const free = slots.freeSlots();
+      // Held while the claim is in flight, so an awaited submission (reserve) cannot take them meanwhile.
+      const release = slots.hold(free);
+      let rows: TaskRow[];
       try {
-        const recover = this.d.clock.now() - lastRecovery >= this.pollMs;
-        if (recover) {
-          lastRecovery = this.d.clock.now();
-          await this.sweep();
-        }
-        // Every poll interval too: on SQLite another process's inbox entries come with no signal. Only with a free
-        // slot: a worker whose slots are all busy (a slow model) would otherwise move the inbox a few entries at a
-        // time on every accepted call, on the accept's own thread in the default deployment; a freed slot wakes
-        // this loop (`wasFull` in SlotLedger.remove), and the pending flag makes that pass settle everything
-        // accepted meanwhile at once.
-        if ((this.inboxPending || recover) && slots.freeSlots() > 0) {
-          // Only what the free slots can start: the rest stays in the inbox (cheap) until a slot or a reader needs it.
-          const free = slots.freeSlots();
-          const moved = await this.d.inbox.settleOldest(free);
-          this.inboxPending = moved === free;
-        }
-        while (this.active && slots.freeSlots() > 0) {
-          const now = this.d.clock.now();
-          const kind = await this.d.queue.nextClaimable(now, recover);
-          if (kind === undefined) break;
-          const free = slots.freeSlots();
-          // Held while the claim is in flight, so an awaited submission (reserve) cannot take them meanwhile.
-          const release = slots.hold(free);
-          let rows: TaskRow[];
-          try {
-            rows =
-              kind === 'expired'
-                ? [await this.d.queue.claimExpired(this.d.owner, now, this.d.leaseMs)].filter((r): r is TaskRow => r !== undefined)
-                : await this.d.queue.claimPendingBatch(this.d.owner, now, this.d.leaseMs, free);
-          } finally {
-            release();
-          }
-          for (const row of rows) this.d.launch(row);
-          // Fewer than asked: nothing more is due now (an expired lease is claimed one at a time, then look again).
-          if (rows.length === 0 || (kind === 'pending' && rows.length < free)) break;
-        }
-      } catch (err) {
-        this.d.log.error({ err }, 'task claim failed; retrying');
+        rows =
+          kind === 'expired'
+            ? [await this.d.queue.claimExpired(this.d.owner, now, this.d.leaseMs)].filter((r): r is TaskRow => r !== undefined)
+            : await this.d.queue.claimPendingBatch(this.d.owner, now, this.d.leaseMs, free);
+      } finally {
+        release();
       }
-      await this.waker.sleep(this.pollMs);
+      for (const row of rows) this.d.launch(row);
+      // Fewer than asked: nothing more is due now (an expired lease is claimed one at a time, then look again).
+      if (rows.length === 0 || (kind === 'pending' && rows.length < free)) break;
     }
   }
 

@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { AppError } from '../errors.js';
 import type { LocalSlots } from './local-slots.js';
 import { presentEvent, presentTask } from './task.presenter.js';
-import { TaskSignals, Waker } from './task-signals.js';
+import { Waker } from '../lib/waker.js';
+import { TaskSignals } from './task-signals.js';
 import { FINAL_STATUSES, type Task, type TaskEvent, type TaskStatus, type WaitOptions } from './task.types.js';
 import type { TaskRow, TasksRepository } from './tasks.repository.js';
 
