@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { NewEventRow, TaskRow, TasksRepository } from './tasks.repository.js';
 
@@ -15,17 +15,15 @@ export class TaskInboxRepository {
   /**
    * One insert of every entry (the row as task-inbox.ts encodes it). PostgreSQL takes them as one array, so the
    * statement's text is the same for any number of entries and is prepared once per connection (pg-pool.ts); entries
-   * are numbered in the order given. SQLite binds one parameter per entry.
+   * are numbered in the order given. SQLite binds one parameter per entry. `rows` is never empty (a group commit's batch).
    */
   async append(rows: string[]): Promise<void> {
     if (this.db.dialect === 'postgres') {
       await sql`insert into task_inbox (row) select v.row from unnest(${rows}::text[]) with ordinality as v(row, ord) order by v.ord`.execute(this.db.kysely);
       return;
     }
-    await this.db.kysely
-      .insertInto('task_inbox')
-      .values(rows.map((row) => ({ row })))
-      .execute();
+    // Written out, not built with Kysely: compiling a many-row insert cost ~1.5 us per entry, per call on the accept.
+    await this.db.kysely.executeQuery(CompiledQuery.raw(`insert into "task_inbox" ("row") values ${'(?), '.repeat(rows.length - 1)}(?)`, rows));
   }
 
   /** The newest entry's number, or undefined when the inbox is empty: a read, so it costs no write lock (SQLite). */

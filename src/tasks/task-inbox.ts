@@ -151,16 +151,55 @@ const TYPICAL_NEW_TASK: Readonly<Partial<TaskRow>> = Object.freeze({
   schedule_id: null,
 });
 
-/** The row as an inbox entry: the columns whose value is not the typical one. */
-export function compactRow(row: TaskRow): string {
-  const out: Record<string, unknown> = {};
-  const typical = TYPICAL_NEW_TASK as Record<string, unknown>;
-  // for...in, not Object.entries: no array of pairs per call (5.9 -> 3.3 us per row, measured).
-  for (const k in row) {
-    const v = row[k as keyof TaskRow];
-    if (v !== typical[k]) out[k] = v;
-  }
-  return JSON.stringify(out);
+/**
+ * The row as an inbox entry: the columns whose value is not the typical one, in the row's column order. Written
+ * out column by column (every accepted webhook call makes one): a `for...in` over the row's 44 keys cost about as
+ * much again as the JSON text itself. Every column of TYPICAL_NEW_TASK is compared; every other column is always
+ * stored. test/tasks/task-inbox.test.ts round-trips a row whose every column is untypical, so a column added to
+ * TaskRow and not here fails it.
+ */
+export function compactRow(r: TaskRow): string {
+  const o: Partial<Record<keyof TaskRow, unknown>> = { organization_id: r.organization_id, id: r.id, agent_id: r.agent_id, agent_version: r.agent_version };
+  if (r.status !== 'pending') o.status = r.status;
+  if (r.source !== 'webhook') o.source = r.source;
+  o.input_text = r.input_text;
+  if (r.input_files !== '[]') o.input_files = r.input_files;
+  if (r.input_user !== null) o.input_user = r.input_user;
+  if (r.user_id !== null) o.user_id = r.user_id;
+  if (r.title !== null) o.title = r.title;
+  if (r.result !== null) o.result = r.result;
+  if (r.additional_context !== null) o.additional_context = r.additional_context;
+  if (r.expected_output !== null) o.expected_output = r.expected_output;
+  if (r.instructions_override !== null) o.instructions_override = r.instructions_override;
+  if (r.output_format !== null) o.output_format = r.output_format;
+  if (r.output_schema !== null) o.output_schema = r.output_schema;
+  if (r.disable_attachment_injection !== 0) o.disable_attachment_injection = r.disable_attachment_injection;
+  if (r.sealed_user_tokens !== null) o.sealed_user_tokens = r.sealed_user_tokens;
+  if (r.parent_execution !== null) o.parent_execution = r.parent_execution;
+  if (r.call_depth !== 0) o.call_depth = r.call_depth;
+  o.callback_url = r.callback_url;
+  if (r.is_manually_stopped !== 0) o.is_manually_stopped = r.is_manually_stopped;
+  if (r.prompt_tokens !== 0) o.prompt_tokens = r.prompt_tokens;
+  if (r.completion_tokens !== 0) o.completion_tokens = r.completion_tokens;
+  if (r.total_tokens !== 0) o.total_tokens = r.total_tokens;
+  if (r.llm_model_provider !== null) o.llm_model_provider = r.llm_model_provider;
+  if (r.llm_model_name !== null) o.llm_model_name = r.llm_model_name;
+  if (r.run !== 1) o.run = r.run;
+  if (r.execution_attempts !== 0) o.execution_attempts = r.execution_attempts;
+  o.max_attempts = r.max_attempts;
+  if (r.fence !== 0) o.fence = r.fence;
+  if (r.lease_owner !== null) o.lease_owner = r.lease_owner;
+  if (r.lease_expires_at !== null) o.lease_expires_at = r.lease_expires_at;
+  if (r.heartbeat_at !== null) o.heartbeat_at = r.heartbeat_at;
+  o.queued_at = r.queued_at;
+  if (r.hitl_request !== null) o.hitl_request = r.hitl_request;
+  if (r.hitl_decision !== null) o.hitl_decision = r.hitl_decision;
+  o.created_at = r.created_at;
+  o.updated_at = r.updated_at;
+  if (r.started_at !== null) o.started_at = r.started_at;
+  if (r.finished_at !== null) o.finished_at = r.finished_at;
+  if (r.schedule_id !== null) o.schedule_id = r.schedule_id;
+  return JSON.stringify(o);
 }
 
 /** An inbox entry back as the whole row. */

@@ -5,6 +5,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Container } from '../../src/container.js';
 import { compactRow, expandRow, TaskInbox } from '../../src/tasks/task-inbox.js';
+import { newTaskRow } from '../../src/tasks/task-rows.js';
+import type { TaskSubmission } from '../../src/tasks/task.types.js';
 import type { TaskInboxRepository } from '../../src/tasks/task-inbox.repository.js';
 import type { TaskRow } from '../../src/tasks/tasks.repository.js';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
@@ -223,6 +225,17 @@ describe('task inbox settling', () => {
     const typical = { ...row, source: 'webhook', schedule_id: null, input_files: '[]', input_user: null, user_id: null, title: null, additional_context: null, instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, parent_execution: null, call_depth: 0 } as TaskRow;
     expect(expandRow(compactRow(typical))).toEqual(typical);
     expect(JSON.parse(compactRow(typical))).toEqual({ organization_id: 'o', id: 't', agent_id: 'a', agent_version: '3', input_text: 'hello', max_attempts: 3, queued_at: 5, created_at: 5, updated_at: 5 });
+  });
+
+  it('keeps every column of a task row through its inbox entry, typical or not', () => {
+    // Built from newTaskRow's own keys, so a column added to the row and forgotten by compactRow fails here.
+    const fields = { agent_version: '1', source: 'webhook', input_text: 'hi', input_files: '[]', input_user: null, user_id: null, additional_context: null, expected_output: null, instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, max_attempts: 3, parent_execution: null, call_depth: 0, callback_url: null };
+    const base = newTaskRow({ organizationId: 'o', agentId: 'a', text: 'hi', source: 'webhook' } as TaskSubmission, 't', fields, 5);
+    const untypical = Object.fromEntries(Object.entries(base).map(([k, v]) => [k, typeof v === 'number' ? v + 7 : `${k}-value`])) as unknown as TaskRow;
+    expect(Object.keys(untypical)).toHaveLength(Object.keys(base).length);
+    expect(expandRow(compactRow(untypical))).toEqual(untypical);
+    expect(Object.keys(JSON.parse(compactRow(untypical)))).toEqual(Object.keys(base));
+    expect(expandRow(compactRow(base))).toEqual(base);
   });
 
   it('settles an empty inbox without moving anything', async () => {
