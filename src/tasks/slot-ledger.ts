@@ -30,6 +30,14 @@ export class SlotLedger {
     return this.d.concurrency + this.lent - this.running.size - this.reserved;
   }
 
+  /**
+   * Every slot runs a task: nothing can be claimed until one ends, and the run that ends wakes the claimer
+   * (`remove`). Slots merely held (a claim or an awaited commit in flight) are not counted: they free by themselves.
+   */
+  allRunning(): boolean {
+    return this.running.size >= this.d.concurrency + this.lent;
+  }
+
   /** Holds `n` slots; the returned function frees them (once, however often it is called). */
   hold(n: number): () => void {
     this.reserved += n;
@@ -49,7 +57,7 @@ export class SlotLedger {
   remove(e: Execution): void {
     const k = executionKey(e.lease.organizationId, e.lease.taskId);
     // A freed slot matters to the claim loop only if it had stopped claiming for want of one.
-    const wasFull = this.running.size >= this.d.concurrency + this.lent;
+    const wasFull = this.allRunning();
     if (this.running.get(k) === e) this.running.delete(k);
     if (wasFull) this.d.slotFreed();
   }

@@ -59,7 +59,9 @@ export class TaskClaimer {
   /** A task was queued (`inbox`: into the task inbox). */
   taskQueued(inbox: boolean | undefined): void {
     if (inbox) this.inboxPending = true;
-    this.loop.wake();
+    // With every slot running (a slow model, a burst of accepts) a pass could do nothing; in the default deployment it
+    // would run on the accept's own thread once per accepted call. The run that ends wakes the loop (SlotLedger.remove).
+    if (!this.d.slots.allRunning()) this.loop.wake();
   }
 
   /** A slot freed: claim now rather than at the next poll. */
