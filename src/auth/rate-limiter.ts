@@ -50,6 +50,20 @@ export class RateLimiter {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Spends one token when that needs nothing but memory (the limit is off, or a leased token is at hand, and no
+   * lease is due): true. False changes nothing: the caller then awaits `take`, which does the rest.
+   */
+  trySpend(organizationId: string, bucket: string, spec: BucketSpec): boolean {
+    if (spec.perSecond <= 0) return true;
+    const s = this.local.get(`${organizationId}\u0000${bucket}`);
+    if (!s || s.tokens < 1) return false;
+    const batch = Math.max(1, Math.min(s.batch, spec.burst));
+    if (batch > 1 && s.tokens - 1 < batch / 2 && !s.leasing) return false;
+    s.tokens -= 1;
+    return true;
+  }
+
   /** Spends one token of the bucket, or throws 429 with the seconds until one is available (Retry-After). */
   async take(organizationId: string, bucket: string, spec: BucketSpec): Promise<void> {
     if (spec.perSecond <= 0) return;
@@ -125,5 +139,10 @@ export class RateLimits {
    */
   forPublicWebhook(b: { organizationId: string; agentId: string }): Promise<void> {
     return this.limiter.take(b.organizationId, `webhook:${b.agentId}`, this.settings.webhook);
+  }
+
+  /** `forPublicWebhook` when memory alone can allow the call: true; false means "await forPublicWebhook". */
+  tryPublicWebhook(b: { organizationId: string; agentId: string }): boolean {
+    return this.limiter.trySpend(b.organizationId, `webhook:${b.agentId}`, this.settings.webhook);
   }
 }

@@ -105,7 +105,10 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
   let bodyFailed = false;
   try {
     let bound: PublicBinding | undefined;
-    if (r.form === 'public') bound = await c.webhooks.resolvePublic(r.secret);
+    if (r.form === 'public') {
+      const resolved = c.webhooks.resolvePublic(r.secret);
+      bound = resolved instanceof Promise ? await resolved : resolved;
+    }
     else await precheckKey(c, req.headers, r.query);
     let parsed: unknown;
     try {

@@ -13,6 +13,14 @@ export class VersionedCache<V> {
     private readonly max = 1000,
   ) {}
 
+  /** The entry when it is known and current, without loading: for callers with a synchronous fast path. */
+  peek(key: string): V | undefined {
+    const version = this.version();
+    if (version === undefined) return undefined;
+    const hit = this.entries.get(key);
+    return hit && hit.version === version ? hit.value : undefined;
+  }
+
   async get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     // Read before loading: a change that lands during the load leaves an entry the next get will not trust.
     const version = this.version();

@@ -26,6 +26,11 @@ export class WebhookChannelsRepository {
     });
   }
 
+  /** `findBySecretHash` when its answer is cached and current; undefined means "ask findBySecretHash". */
+  cachedBySecretHash(secretHash: string): WebhookChannel | undefined {
+    return this.bySecret.peek(secretHash);
+  }
+
   async find(organizationId: string, agentId: string): Promise<WebhookChannel | undefined> {
     const r = await this.db.kysely
       .selectFrom('webhook_channels')

@@ -94,6 +94,12 @@ export class WebhookChannelsService {
     return channel && { organizationId: channel.organizationId, agentId: channel.agentId };
   }
 
+  /** `resolveSecret` answered from memory, when it can be; undefined means "ask resolveSecret". */
+  resolveSecretCached(secret: string): { organizationId: string; agentId: string } | undefined {
+    const hash = this.hashes.get(secret);
+    return hash === undefined ? undefined : this.repo.cachedBySecretHash(hash);
+  }
+
   private hashOf(secret: string): string {
     let hash = this.hashes.get(secret);
     if (hash === undefined) {

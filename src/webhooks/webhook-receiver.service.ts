@@ -113,7 +113,15 @@ export class WebhookReceiver {
    * The agent a public URL is bound to; 401 for an unknown, regenerated or revoked URL (spec 7.2), 503 when the
    * lookup fails. Needs nothing from the body, so a dead URL is refused before its body is read.
    */
-  async resolvePublic(secret: string | undefined): Promise<PublicBinding> {
+  resolvePublic(secret: string | undefined): PublicBinding | Promise<PublicBinding> {
+    // A busy URL is answered from memory: its binding cached and current, a leased rate-limit token at hand. Every
+    // accepted call starts here, and the asynchronous path costs five promises more.
+    const known = secret ? this.channels.resolveSecretCached(secret) : undefined;
+    if (known && (!this.limits || this.limits.tryPublicWebhook(known))) return known;
+    return this.lookUpPublic(secret);
+  }
+
+  private async lookUpPublic(secret: string | undefined): Promise<PublicBinding> {
     const bound = secret ? await this.channels.resolveSecret(secret) : undefined;
     if (!bound) throw new AppError('unauthenticated', 'API key not specified');
     // Before the body is read: a leaked URL flooded past its limit costs neither a body nor a query (the limiter
