@@ -122,6 +122,8 @@ describe.each(TEST_DBS)('invoke with attached files (%s)', (kind) => {
     const ok = await api(w, 'POST', `/v1/agents/${agentId}/invoke/async`, { input: { text: 'hi', files: ['https://example.com/a.pdf'] }, disable_attachment_injection: true });
     expect(ok.status).toBe(200);
     await waitTask(w, ok.json.id);
+    const row = await w.server.container.db.kysely.selectFrom('tasks').select('disable_attachment_injection').where('id', '=', ok.json.id).executeTakeFirstOrThrow();
+    expect(Number(row.disable_attachment_injection)).toBe(1);
     const bad = await api(w, 'POST', `/v1/agents/${agentId}/invoke/async`, { input: { text: 'hi' }, disable_attachment_injection: 'sometimes' });
     expect(bad.status).toBe(422);
     expect(bad.json.detail[0].loc).toEqual(['body', 'disable_attachment_injection']);
