@@ -84,5 +84,6 @@ function submissionOf(row: ScheduleRow): TaskSubmission {
     instructionsOverride: inv.instructions_override,
     outputFormat: inv.output_format,
     outputSchema: inv.output_schema,
+    disableAttachmentInjection: inv.disable_attachment_injection ?? false,
   };
 }

@@ -45,6 +45,8 @@ export const InvokeBody = z.object({
   output_schema: outputSchema().nullish(),
   /** OAuth access tokens of the agent's oauth2 MCP servers, keyed by graph item id; sealed with the task, wiped when it ends. */
   user_tokens: z.record(z.string().min(1).max(256), z.string().min(1).max(16_384)).nullish(),
+  /** Keep the uploaded files' extracted text out of the prompt; their URLs are given either way (spec 4.5). */
+  disable_attachment_injection: z.boolean().nullish(),
 });
 export type InvokeBody = z.output<typeof InvokeBody>;
 

@@ -3,6 +3,7 @@ import type { TaskUser } from '../tasks/task.types.js';
 import { readPath } from './dot-path.js';
 import { isValidTaskId } from '../tasks/task-ids.js';
 import { isHttpUrl } from '../notifications/notification-settings.js';
+import { boolParsingIssue, parseTextBool } from '../lib/text-bool.js';
 
 /**
  * The parameters of spec 4.5, resolved from the query string, the body, `params_mapping` and the defaults, in that
@@ -48,9 +49,6 @@ const RESERVED = new Set<string>([
   'api_key',
 ]);
 
-const TRUE = new Set(['true', '1', 'yes']);
-const FALSE = new Set(['false', '0', 'no']);
-
 /** First value of a query parameter (a repeated parameter counts once). */
 function queryValue(query: Record<string, unknown>, name: string): unknown {
   const v = query[name];
@@ -90,12 +88,9 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
   const bool = (name: (typeof BOOL_PARAMS)[number], fallback: boolean): boolean => {
     const found = raw(name);
     if (!found) return fallback;
-    const v = found.value;
-    if (typeof v === 'boolean') return v;
-    const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim().toLowerCase() : undefined;
-    if (s !== undefined && TRUE.has(s)) return true;
-    if (s !== undefined && FALSE.has(s)) return false;
-    issues.push({ loc: found.loc, msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing' });
+    const v = parseTextBool(found.value);
+    if (v !== undefined) return v;
+    issues.push(boolParsingIssue(found.loc));
     return fallback;
   };
 

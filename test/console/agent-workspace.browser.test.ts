@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
-import { pagesPerTest, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { pagesPerTest, consoleWorldPerSuite, type ConsoleWorld } from './browser-harness.js';
 
 /**
  * The console as a workspace, in Chromium against a whole running Agentry and the scripted OpenAI server: create an
@@ -22,10 +22,7 @@ const unnamedControls = (page: Page) =>
 describe.each(TEST_DBS)('console agent workspace (%s)', (kind) => {
   let w: ConsoleWorld;
   const { open } = pagesPerTest(() => w);
-  beforeAll(async () => {
-    w = await startConsoleWorld(kind);
-  }, 90_000);
-  afterAll(async () => w?.close());
+  consoleWorldPerSuite(kind, (x) => (w = x));
 
   it('creates an agent in the editor, chats with it in the playground with a file, sees the trace, continues the thread', { timeout: 90_000 }, async () => {
     const page = await open();

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
-import { afterEach, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { startOpenAIServer, type RecordedRequest, type ScriptedLlmServer, type ScriptedReply } from '../fakes/openai-server.js';
 import { scriptedAgentFields } from '../support/agents.js';
 import { createTestEnv, startTestServer, type DbKind, type TestEnv } from '../support/harness.js';
@@ -110,6 +110,21 @@ export function pagesPerTest(world: () => ConsoleWorld): { open(): Promise<Page>
     expect(world().pageErrors).toEqual([]);
   });
   return { open: async () => track(await world().signedInPage()), track };
+}
+
+/**
+ * A console suite's world: started in beforeAll (up to 90 s on a loaded machine) and handed to `use`, stopped in
+ * afterAll. A suite that keeps one page across its tests passes a getter of it as `page`: afterAll is then
+ * endConsoleWorld (the page closed, the suite failed if any page reported an error). beforeAll hooks registered after
+ * this call (seeding, other servers) run after the world has started.
+ */
+export function consoleWorldPerSuite(kind: DbKind, use: (w: ConsoleWorld) => void, opts: { page?: () => Page | undefined } = {}): void {
+  let world: ConsoleWorld | undefined;
+  beforeAll(async () => {
+    world = await startConsoleWorld(kind);
+    use(world);
+  }, 90_000);
+  afterAll(async () => (opts.page ? endConsoleWorld(world, opts.page()) : world?.close()));
 }
 
 /** A suite's teardown: closes its page, requires that no page reported an error, and stops the world. */

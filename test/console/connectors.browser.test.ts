@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
-import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { consoleWorldPerSuite, type ConsoleWorld } from './browser-harness.js';
 import { PETSTORE } from './petstore.fixture.js';
 
 /** Connectors in a real browser: import a document (file), read an operation's schema, connect, try it. */
@@ -10,13 +10,11 @@ describe.each(TEST_DBS)('console connectors (%s)', (kind) => {
   let w: ConsoleWorld;
   let upstream: UpstreamApi;
   let page: Page | undefined;
+  consoleWorldPerSuite(kind, (x) => (w = x), { page: () => page });
   beforeAll(async () => {
-    [w, upstream] = await Promise.all([startConsoleWorld(kind), startUpstreamApi()]);
-  }, 90_000);
-  afterAll(async () => {
-    await endConsoleWorld(w, page);
-    await upstream?.close();
+    upstream = await startUpstreamApi();
   });
+  afterAll(async () => upstream?.close());
 
   it('imports a document, connects with write-only credentials, reads the resolved schema and tries the operation', { timeout: 90_000 }, async () => {
     upstream.on('GET', '/pets/7', (req) => ({ json: { name: 'Rex', species: 'dog', key_seen: req.headers['x-api-key'] === 'pet-key-123' } }));

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TEST_DBS } from '../support/harness.js';
-import { pagesPerTest, reachable, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { pagesPerTest, reachable, consoleWorldPerSuite, type ConsoleWorld } from './browser-harness.js';
 
 /**
  * The console in a real browser against a whole running Agentry: sign in, open an agent, trigger its webhook,
@@ -12,10 +12,7 @@ const eventually = <T>(fn: () => T | Promise<T>, opts: { timeout?: number } = {}
 describe.each(TEST_DBS)('console in the browser (%s)', (kind) => {
   let w: ConsoleWorld;
   const { open, track } = pagesPerTest(() => w);
-  beforeAll(async () => {
-    w = await startConsoleWorld(kind);
-  }, 90_000);
-  afterAll(async () => w?.close());
+  consoleWorldPerSuite(kind, (x) => (w = x));
 
   it('signs in with an API key kept in session storage, never in the address, and signs out', { timeout: 60_000 }, async () => {
     const context = await w.browser.newContext();

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
-import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { consoleWorldPerSuite, type ConsoleWorld } from './browser-harness.js';
 
 const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 30_000, interval: 200 });
 
@@ -17,12 +17,7 @@ const HANDBOOK = [
 describe.each(TEST_DBS)('console knowledge bases (%s)', (kind) => {
   let w: ConsoleWorld;
   let page: Page | undefined;
-  beforeAll(async () => {
-    w = await startConsoleWorld(kind);
-  }, 90_000);
-  afterAll(async () => {
-    await endConsoleWorld(w, page);
-  });
+  consoleWorldPerSuite(kind, (x) => (w = x), { page: () => page });
 
   it('creates a base, uploads a document, follows its indexing and shows ranked passages', { timeout: 90_000 }, async () => {
     page = await w.signedInPage();

@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TEST_DBS } from '../support/harness.js';
-import { startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { consoleWorldPerSuite, type ConsoleWorld } from './browser-harness.js';
 
 const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000, interval: 100 });
 
 /** The task view shows deep planning's checklist in the trace (docs/planning-and-chaining.md). */
 describe.each(TEST_DBS)('plan in the console task view (%s)', (kind) => {
   let w: ConsoleWorld;
-  beforeAll(async () => {
-    w = await startConsoleWorld(kind);
-  }, 90_000);
-  afterAll(async () => w?.close());
+  consoleWorldPerSuite(kind, (x) => (w = x));
 
   it('renders each plan change as a checklist with statuses, notes and retries', { timeout: 60_000 }, async () => {
     const agent = await w.createAgent({ name: 'Planner', deep_planning: true, agno_settings: { max_plan_retries: 2 } });

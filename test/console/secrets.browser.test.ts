@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
-import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { consoleWorldPerSuite, type ConsoleWorld } from './browser-harness.js';
 
 const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 100 });
 
@@ -9,12 +9,7 @@ const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 2
 describe.each(TEST_DBS)('console secrets (%s)', (kind) => {
   let w: ConsoleWorld;
   let page: Page | undefined;
-  beforeAll(async () => {
-    w = await startConsoleWorld(kind);
-  }, 90_000);
-  afterAll(async () => {
-    await endConsoleWorld(w, page);
-  });
+  consoleWorldPerSuite(kind, (x) => (w = x), { page: () => page });
 
   it('stores, replaces and deletes a secret without ever showing its value', { timeout: 60_000 }, async () => {
     const VALUE = 'sk-live-very-secret-0001';

@@ -58,7 +58,8 @@ try {
   await shot(page, 'task-trace', { fullPage: true });
   await page.goto(`${w.apiUrl}/#/tasks/${encodeURIComponent(running.body.id)}`);
   await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
-  await shot(page, 'task-running');
+  // The whole page: the live trace sits below the summary, result and notifications.
+  await shot(page, 'task-running', { fullPage: true });
   await page.goto(`${w.apiUrl}/#/tasks/${encodeURIComponent(failed.body.id)}`);
   await page.locator('.entry.failed').first().waitFor();
   await shot(page, 'task-error', { fullPage: true });

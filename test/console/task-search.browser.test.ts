@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
-import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { consoleWorldPerSuite, type ConsoleWorld } from './browser-harness.js';
 
 const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 30_000, interval: 100 });
 
@@ -10,8 +10,8 @@ describe.each(TEST_DBS)('console task search and activity (%s)', (kind) => {
   let w: ConsoleWorld;
   let page: Page | undefined;
   let agent: { id: string; name: string };
+  consoleWorldPerSuite(kind, (x) => (w = x), { page: () => page });
   beforeAll(async () => {
-    w = await startConsoleWorld(kind);
     agent = await w.createAgent({ name: 'Helpdesk' });
     const broken = await w.createAgent({ name: 'Broken', llm_api_base: 'http://127.0.0.1:9/v1' });
     for (const text of ['Printer shows error E42 in room 5', 'Where is my invoice for March?', 'Reset the VPN password']) {
@@ -22,9 +22,6 @@ describe.each(TEST_DBS)('console task search and activity (%s)', (kind) => {
     await w.api('POST', `/v1/agents/${broken.id}/invoke/async`, { input: { text: 'Check invoice INV-2041' } });
     await w.waitTask(failed.body.id, (t) => t.status === 'completed', 30_000);
   }, 120_000);
-  afterAll(async () => {
-    await endConsoleWorld(w, page);
-  });
 
   it('searches inputs and results on the server, rows led by the first words of the input', { timeout: 60_000 }, async () => {
     page = await w.signedInPage();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { TEST_DBS } from '../support/harness.js';
 import { startFakeMcpServer, type FakeMcpServer } from '../fakes/mcp-server.js';
-import { endConsoleWorld, startConsoleWorld, type ConsoleWorld } from './browser-harness.js';
+import { consoleWorldPerSuite, type ConsoleWorld } from './browser-harness.js';
 
 const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 20_000, interval: 100 });
 
@@ -11,14 +11,12 @@ describe.each(TEST_DBS)('console tool pages (%s)', (kind) => {
   let w: ConsoleWorld;
   let mcp: FakeMcpServer;
   let page: Page;
+  consoleWorldPerSuite(kind, (x) => (w = x), { page: () => page });
   beforeAll(async () => {
-    [w, mcp] = await Promise.all([startConsoleWorld(kind), startFakeMcpServer({ auth: { header: 'authorization', value: 'Bearer mcp-key-77' } })]);
+    mcp = await startFakeMcpServer({ auth: { header: 'authorization', value: 'Bearer mcp-key-77' } });
     page = await w.signedInPage();
   }, 90_000);
-  afterAll(async () => {
-    await endConsoleWorld(w, page);
-    await mcp?.close();
-  });
+  afterAll(async () => mcp?.close());
 
   it('creates a custom function, edits its code and test-runs it', { timeout: 60_000 }, async () => {
     await page.getByRole('link', { name: 'Functions' }).click();

@@ -1,9 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/tasks/task.types.js';
-import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import type { ScriptedLlmServer } from '../fakes/openai-server.js';
 import { TEST_DBS } from '../support/harness.js';
-import { killHard, WorkerProcesses } from '../support/processes.js';
-import { createTasksApp, openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
+import { crashSuite, killHard, WorkerProcesses } from '../support/processes.js';
+import { openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
 
 /** A deep-planning run whose worker process is SIGKILLed mid-run resumes from the plan stored in its trace. */
 describe.each(TEST_DBS)('deep planning survives a worker crash (%s)', (kind) => {
@@ -11,15 +11,7 @@ describe.each(TEST_DBS)('deep planning survives a worker crash (%s)', (kind) => 
   let llm: ScriptedLlmServer;
   const workers = new WorkerProcesses(() => t);
 
-  beforeAll(async () => {
-    llm = await startOpenAIServer();
-    t = await createTasksApp(kind, { worker: false, env: { AGENTRY_TASK_LEASE_MS: '5000' } });
-  });
-  afterEach(() => workers.killAll());
-  afterAll(async () => {
-    await t?.close();
-    await llm?.close();
-  });
+  crashSuite(kind, workers, (app, model) => ((t = app), (llm = model)));
 
   it('the next attempt is given the plan with its completed steps and goes on from there', { timeout: 120_000 }, async () => {
     const agent = await t.createAgent(openaiAgentFields(llm.baseUrl, { deep_planning: true }));

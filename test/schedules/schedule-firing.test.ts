@@ -80,6 +80,18 @@ describe.each(TEST_DBS)('schedule firing (%s)', (kind) => {
     expect(await tasksOf(s.id)).toHaveLength(1);
   });
 
+  it('an invocation with disable_attachment_injection makes tasks that carry it to the runtime', async () => {
+    t.clock.set('2026-03-05T00:00:00Z');
+    const flagOf = async (id: string) =>
+      (await t.c.db.kysely.selectFrom('tasks').select('disable_attachment_injection').where('id', '=', id).executeTakeFirstOrThrow()).disable_attachment_injection;
+    const on = await create({ run_at: '2026-03-05T06:00:00Z', invocation: { input: { text: 'links only', files: ['https://example.com/a.pdf'] }, disable_attachment_injection: true } });
+    const off = await create({ run_at: '2026-03-05T06:00:00Z' });
+    expect(on.invocation.disable_attachment_injection).toBe(true);
+    await at('2026-03-05T06:00:01Z');
+    expect(Number(await flagOf((await tasksOf(on.id))[0]!.id))).toBe(1);
+    expect(Number(await flagOf((await tasksOf(off.id))[0]!.id))).toBe(0);
+  });
+
   it('a cron schedule follows its time zone across a daylight-saving change', async () => {
     // New York springs forward on 2026-03-08: 09:00 local is 14:00 UTC before and 13:00 UTC after.
     t.clock.set('2026-03-06T00:00:00Z');

@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import type { TestApp } from './harness.js';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import type { DbKind, TestApp } from './harness.js';
+import { createTasksApp, type TasksApp } from '../tasks/tasks-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -56,4 +59,25 @@ export class WorkerProcesses {
   async killAll(): Promise<void> {
     for (const w of this.children.splice(0)) await killHard(w);
   }
+}
+
+/**
+ * A crash suite's world: in beforeAll a scripted LLM and the in-process API, with no worker of its own (only the
+ * suite's spawned `workers` run tasks) and a 5 s lease, long enough for a heavily loaded CI machine (heartbeats every
+ * third of it), short enough to recover fast; both are handed to `use`. The workers are killed after each test, the
+ * app and the LLM closed in afterAll.
+ */
+export function crashSuite(kind: DbKind, workers: WorkerProcesses, use: (t: TasksApp, llm: ScriptedLlmServer) => void): void {
+  let app: TasksApp | undefined;
+  let llm: ScriptedLlmServer | undefined;
+  beforeAll(async () => {
+    llm = await startOpenAIServer();
+    app = await createTasksApp(kind, { worker: false, env: { AGENTRY_TASK_LEASE_MS: '5000' } });
+    use(app, llm);
+  });
+  afterEach(() => workers.killAll());
+  afterAll(async () => {
+    await app?.close();
+    await llm?.close();
+  });
 }

@@ -73,6 +73,62 @@ describe.each(TEST_DBS)('invoke with attached files (%s)', (kind) => {
     expect(blobCount()).toBe(before);
   });
 
+  /** What the model was sent for one task's run, and the URL of its one attached file. */
+  const sentFor = async (taskId: string, before: number) => {
+    const task = await waitTask(w, taskId);
+    return { seen: JSON.stringify(w.llm.requests.slice(before).map((q) => q.body.messages)), url: task.input.files[0].url as string };
+  };
+
+  it('disable_attachment_injection keeps the extracted text out of the prompt, the URL in; without it the text is there', async () => {
+    for (const [flag, injected] of [['true', false], ['YES', false], ['1', false], ['false', true], ['', true], [undefined, true]] as const) {
+      const before = w.llm.requests.length;
+      const fields: Record<string, string> = { text: 'What is in the file?' };
+      if (flag !== undefined) fields.disable_attachment_injection = flag;
+      const r = await post(`/v1/agents/${agentId}/invoke/async`, form(fields, { name: 'walrus.txt', text: `the walrus code is ${flag}-5519` }));
+      expect(r.status, String(flag)).toBe(200);
+      const { seen, url } = await sentFor((await r.json()).id, before);
+      expect(seen, String(flag)).toContain(url);
+      expect(seen.includes(`the walrus code is ${flag}-5519`), String(flag)).toBe(injected);
+    }
+  });
+
+  it('disable_attachment_injection acts on the synchronous and streamed forms too', async () => {
+    let before = w.llm.requests.length;
+    const sync = await post(`/v1/agents/${agentId}/invoke`, form({ text: 'sync', disable_attachment_injection: 'true' }, { name: 's.txt', text: 'sync-secret-8812' }));
+    expect(sync.status).toBe(200);
+    let sent = await sentFor((await sync.json()).id, before);
+    expect(sent.seen).toContain(sent.url);
+    expect(sent.seen).not.toContain('sync-secret-8812');
+
+    before = w.llm.requests.length;
+    const stream = await post(`/v1/agents/${agentId}/invoke/stream`, form({ text: 'stream', disable_attachment_injection: 'true' }, { name: 't.txt', text: 'stream-secret-4410' }));
+    expect(stream.status).toBe(200);
+    const created = JSON.parse((await stream.text()).match(/^data: (.*)$/m)![1]!);
+    sent = await sentFor(created.task_id, before);
+    expect(sent.seen).toContain(sent.url);
+    expect(sent.seen).not.toContain('stream-secret-4410');
+  });
+
+  it('an unreadable disable_attachment_injection is a 422 at its field, storing nothing and running nothing', async () => {
+    const [blobs, calls] = [blobCount(), w.llm.requests.length];
+    const r = await post(`/v1/agents/${agentId}/invoke/async`, form({ text: 'x', disable_attachment_injection: 'perhaps' }, { name: 'n.txt', text: 'never stored' }));
+    expect(r.status).toBe(422);
+    expect((await r.json()).detail).toEqual([{ loc: ['body', 'disable_attachment_injection'], msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing' }]);
+    expect(blobCount()).toBe(blobs);
+    expect(w.llm.requests.length).toBe(calls);
+  });
+
+  it('the JSON form takes disable_attachment_injection as a boolean, as xpander\'s create-task body does', async () => {
+    const ok = await api(w, 'POST', `/v1/agents/${agentId}/invoke/async`, { input: { text: 'hi', files: ['https://example.com/a.pdf'] }, disable_attachment_injection: true });
+    expect(ok.status).toBe(200);
+    await waitTask(w, ok.json.id);
+    const row = await w.server.container.db.kysely.selectFrom('tasks').select('disable_attachment_injection').where('id', '=', ok.json.id).executeTakeFirstOrThrow();
+    expect(Number(row.disable_attachment_injection)).toBe(1);
+    const bad = await api(w, 'POST', `/v1/agents/${agentId}/invoke/async`, { input: { text: 'hi' }, disable_attachment_injection: 'sometimes' });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail[0].loc).toEqual(['body', 'disable_attachment_injection']);
+  });
+
   it('a JSON invocation without a body is still a 422', async () => {
     const r = await fetch(`${w.api}/v1/agents/${agentId}/invoke/async`, { method: 'POST', headers: { 'x-api-key': w.keyA } });
     expect(r.status).toBe(422);

@@ -1,10 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Task, TaskEvent } from '../../src/tasks/task.types.js';
-import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import type { ScriptedLlmServer } from '../fakes/openai-server.js';
 import { TEST_DBS } from '../support/harness.js';
-import { createTasksApp, openaiAgentFields, type TasksApp } from './tasks-harness.js';
-import { killHard, WorkerProcesses } from '../support/processes.js';
+import { openaiAgentFields, type TasksApp } from './tasks-harness.js';
+import { crashSuite, killHard, WorkerProcesses } from '../support/processes.js';
 
 /**
  * The crash acceptance: real worker processes (`agentry serve` with AGENTRY_ROLES=worker) on the same database
@@ -20,17 +20,7 @@ describe.each(TEST_DBS)('worker crash recovery (%s)', (kind) => {
     return events.filter((e) => e.type === 'task_finished').length;
   }
 
-  beforeAll(async () => {
-    llm = await startOpenAIServer();
-    // No in-process worker: only the spawned processes run tasks.
-    // A lease long enough for a heavily loaded CI machine (heartbeats every third of it), short enough to recover fast.
-    t = await createTasksApp(kind, { worker: false, env: { AGENTRY_TASK_LEASE_MS: '5000' } });
-  });
-  afterEach(() => workers.killAll());
-  afterAll(async () => {
-    await t?.close();
-    await llm?.close();
-  });
+  crashSuite(kind, workers, (app, model) => ((t = app), (llm = model)));
 
   it('completes a task once, on another worker, after the one running it is killed (execution_attempts 2)', { timeout: 120_000 }, async () => {
     const agentId = await t.createAgent(openaiAgentFields(llm.baseUrl));

@@ -1,10 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Task, TaskEvent } from '../../src/tasks/task.types.js';
-import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
+import type { ScriptedLlmServer } from '../fakes/openai-server.js';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
 import { TEST_DBS } from '../support/harness.js';
-import { killHard, WorkerProcesses } from '../support/processes.js';
-import { createTasksApp, openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
+import { crashSuite, killHard, WorkerProcesses } from '../support/processes.js';
+import { openaiAgentFields, type TasksApp } from '../tasks/tasks-harness.js';
 
 const paymentsDoc = (serverUrl: string) => ({
   openapi: '3.1.0',
@@ -26,15 +26,11 @@ describe.each(TEST_DBS)('workflow crash recovery (%s)', (kind) => {
   let up: UpstreamApi;
   const workers = new WorkerProcesses(() => t, { AGENTRY_WORKER_CONCURRENCY: '4' });
 
+  crashSuite(kind, workers, (app, model) => ((t = app), (llm = model)));
   beforeAll(async () => {
-    [llm, up] = await Promise.all([startOpenAIServer(), startUpstreamApi()]);
-    t = await createTasksApp(kind, { worker: false, env: { AGENTRY_TASK_LEASE_MS: '5000' } });
+    up = await startUpstreamApi();
   });
-  afterEach(() => workers.killAll());
-  afterAll(async () => {
-    await t?.close();
-    await Promise.all([llm?.close(), up?.close()]);
-  });
+  afterAll(async () => up?.close());
 
   it('resumes after SIGKILL without repeating a finished step; the unfinished step runs again', { timeout: 150_000 }, async () => {
     let charges = 0;

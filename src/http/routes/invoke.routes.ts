@@ -78,5 +78,6 @@ function submission(principal: Principal, agentId: string, body: InvokeBody, ver
     outputFormat: body.output_format,
     outputSchema: body.output_schema,
     userTokens: body.user_tokens ?? undefined,
+    disableAttachmentInjection: body.disable_attachment_injection ?? false,
   };
 }

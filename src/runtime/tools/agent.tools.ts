@@ -50,7 +50,7 @@ export class AgentToolProvider implements RuntimeToolProvider {
   constructor(private readonly deps: AgentToolProviderDeps) {}
 
   async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
-    const items = agent.graph.filter((g) => g.type === 'agent' && g.item_id);
+    const items = agent.graph.filter((g) => g.type === 'agent');
     return Promise.all(items.map((item) => this.toolFor(item, ctx)));
   }
 

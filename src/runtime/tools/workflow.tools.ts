@@ -27,7 +27,7 @@ export class WorkflowToolProvider implements RuntimeToolProvider {
   constructor(private readonly deps: WorkflowToolDeps) {}
 
   async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
-    const items = agent.graph.filter((g) => g.type === 'workflow' && g.item_id);
+    const items = agent.graph.filter((g) => g.type === 'workflow');
     const tools = await Promise.all(items.map((item) => this.toolFor(item, ctx)));
     return tools.filter((t): t is RuntimeTool => t !== undefined);
   }
