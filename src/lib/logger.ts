@@ -4,13 +4,14 @@ import pretty from 'pino-pretty';
 export type { Logger };
 
 /**
- * Request URLs can carry credentials (the webhook secret in the path, `x-api-key` in the query string),
+ * Request URLs can carry credentials (the webhook secret in the path, `x-api-key` in the query string, the OAuth
+ * `code` and `state` of the MCP authorization callback),
  * so the request serializer masks them; headers that carry keys are redacted.
  */
 export function redactUrl(url: string): string {
   return url
     .replace(/\/wh_[A-Za-z0-9_-]+/g, '/wh_[REDACTED]')
-    .replace(/([?&](?:x-api-key|api_key|sig|token)=)[^&#]*/gi, '$1[REDACTED]');
+    .replace(/([?&](?:x-api-key|api_key|sig|token|code|state)=)[^&#]*/gi, '$1[REDACTED]');
 }
 
 /**

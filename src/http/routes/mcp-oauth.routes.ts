@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import type { Container } from '../../container.js';
+import { MCP_OAUTH_CALLBACK_PATH, type McpOAuthOutcome } from '../../mcp/mcp-oauth.service.js';
+import type { Router } from '../router.js';
+
+const CallbackQuery = z.object({
+  state: z.string().max(8192).optional(),
+  code: z.string().max(8192).optional(),
+  error: z.string().max(512).optional(),
+  error_description: z.string().max(2048).optional(),
+});
+
+/**
+ * The OAuth redirect_uri of MCP servers' interactive authorization (docs/decisions.md#mcp-servers-interactive-oauth).
+ * The user's browser calls it, so it takes no API key: the sealed `state` names the organization, server and user.
+ * It answers a small page, 200 when the token was stored, 400 with the reason otherwise.
+ */
+export function mcpOAuthRoutes(router: Router, c: Container): void {
+  router.route(
+    { method: 'GET', url: MCP_OAUTH_CALLBACK_PATH, summary: 'OAuth redirect of MCP server authorization (called by the browser; the state is the authority)', tags: ['mcp servers'], auth: false, query: CallbackQuery },
+    async ({ query, reply }) => {
+      const outcome = await c.mcpOAuth.complete(query);
+      return reply
+        .code(outcome.ok ? 200 : 400)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+        .send(page(outcome));
+    },
+  );
+}
+
+function page(o: McpOAuthOutcome): string {
+  const [title, text] = o.ok
+    ? ['Authorization complete', `MCP server '${o.server}' is now authorized for user '${o.userId}'. You can close this page and ask the agent again.`]
+    : ['Authorization failed', `Nothing was stored: ${o.reason}.`];
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(title)}</title></head><body style="font-family:sans-serif;max-width:40em;margin:3em auto"><h1>${esc(title)}</h1><p>${esc(text)}</p></body></html>`;
+}
+
+function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
+}
