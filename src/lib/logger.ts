@@ -18,7 +18,7 @@ export function redactUrl(url: string): string {
  * `format: 'pretty'` (AGENTRY_LOG_FORMAT) writes coloured single lines for a person at a terminal, synchronously on
  * this thread (no transport worker): meant for development, where a few microseconds a line do not matter.
  */
-export function createLogger(level: string, format: 'json' | 'pretty' = 'json'): Logger {
+export function createLogger(level: string, format: 'json' | 'pretty' = 'json', destination?: pino.DestinationStream): Logger {
   const options: pino.LoggerOptions = {
     level,
     redact: {
@@ -30,5 +30,5 @@ export function createLogger(level: string, format: 'json' | 'pretty' = 'json'):
     },
   };
   if (format === 'pretty') return pino(options, pretty({ colorize: process.stdout.isTTY === true, sync: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
-  return pino(options);
+  return destination ? pino(options, destination) : pino(options);
 }

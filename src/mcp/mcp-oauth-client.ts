@@ -6,6 +6,7 @@ import {
   startAuthorization,
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { AuthorizationServerMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { FetchLike } from './mcp-client-pool.js';
@@ -53,10 +54,15 @@ export class McpOAuthClient {
     if (hit && now - hit.at < DISCOVERY_TTL_MS) return hit.d;
     const challenge = await this.challenge(server);
     const info = await discoverOAuthServerInfo(server.url, { resourceMetadataUrl: challenge.resourceMetadataUrl, fetchFn: this.fetch });
+    const resource = info.resourceMetadata?.resource ?? server.url;
+    // Metadata naming another resource would have the user authorize a token for something else.
+    if (!checkResourceAllowed({ requestedResource: server.url, configuredResource: resource })) {
+      throw new Error(`the protected resource metadata names the resource ${resource}, which does not cover ${server.url}`);
+    }
     const d: McpOAuthDiscovery = {
       authorizationServerUrl: info.authorizationServerUrl,
       metadata: info.authorizationServerMetadata,
-      resource: info.resourceMetadata?.resource ?? server.url,
+      resource,
       scopes: splitScopes(challenge.scope ?? info.resourceMetadata?.scopes_supported?.join(' ')),
     };
     this.discovered.set(server.url, { at: now, d });
