@@ -11,7 +11,7 @@ export interface McpOAuthState {
   organizationId: string;
   serverId: string;
   userId: string;
-  /** The agent whose run asked (for the success page and logs; tokens are shared by the user's agents). */
+  /** The agent whose run asked: the token is its own when the server does not share tokens across agents. */
   agentId: string;
   /** The client_id the link was made for: a changed client_id makes older links void. */
   clientId: string;

@@ -3,7 +3,7 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { McpServerSettings } from './mcp.types.js';
 import type { McpOAuthClient } from './mcp-oauth-client.js';
 import { openState, sealState } from './mcp-oauth-state.js';
-import type { ObtainedTokens, TokenRefresher } from './mcp-user-tokens.service.js';
+import { storedTokenUserId, type ObtainedTokens, type TokenRefresher } from './mcp-user-tokens.service.js';
 
 /**
  * The interactive OAuth flow (authorization code + PKCE) of registry MCP servers with auth_type oauth2 and a
@@ -34,7 +34,7 @@ export interface McpOAuthCallbackQuery {
   error_description?: string;
 }
 
-export type McpOAuthOutcome = { ok: true; server: string; userId: string } | { ok: false; reason: string };
+export type McpOAuthOutcome = { ok: true; server: string; userId: string; /** The token serves only the agent that asked. */ agentOnly: boolean } | { ok: false; reason: string };
 
 export class McpOAuthService {
   constructor(private readonly d: McpOAuthDeps) {}
@@ -80,8 +80,9 @@ export class McpOAuthService {
     } catch (e) {
       return { ok: false, reason: `the authorization server did not exchange the code: ${scrub((e as Error).message, [s.clientSecret, q.code])}` };
     }
-    await this.d.tokens.storeObtained(st.organizationId, st.serverId, st.userId, tokens);
-    return { ok: true, server: s.name, userId: st.userId };
+    // Stored where the server's current sharing rule makes runs look: the user's, or this agent's for the user.
+    await this.d.tokens.storeObtained(st.organizationId, st.serverId, storedTokenUserId(st.userId, st.agentId, s.shareUserTokenAcrossOtherAgents), tokens);
+    return { ok: true, server: s.name, userId: st.userId, agentOnly: !s.shareUserTokenAcrossOtherAgents };
   }
 
   /** Renews a stored token (McpUserTokensService.lookup): the server's current client credentials and metadata. */

@@ -20,7 +20,7 @@ export class McpServersService {
 
   async create(organizationId: string, input: McpServerCreate): Promise<McpServerRecord> {
     checkAuth(input.auth_type, input.api_key ?? null, ['body']);
-    checkOAuthClient({ clientId: input.client_id ?? null, hasClientSecret: Boolean(input.client_secret), additionalScopes: input.additional_scopes, share: input.share_user_token_across_other_agents }, ['body']);
+    checkOAuthClient({ clientId: input.client_id ?? null, hasClientSecret: Boolean(input.client_secret), additionalScopes: input.additional_scopes }, ['body']);
     const now = this.clock.now();
     const stored: StoredMcpServer = {
       id: newId(),
@@ -73,11 +73,8 @@ export class McpServersService {
     };
     checkAuth(next.authType, next.apiKeySealed, ['body']);
     // Only a PATCH that touches the OAuth client fields is held to their rule, so older entries stay editable.
-    if (['client_id', 'client_secret', 'additional_scopes', 'share_user_token_across_other_agents'].some((k) => (patch as Record<string, unknown>)[k] !== undefined)) {
-      checkOAuthClient(
-        { clientId: next.clientId, hasClientSecret: next.clientSecretSealed !== null, additionalScopes: next.additionalScopes, share: patch.share_user_token_across_other_agents ?? true },
-        ['body'],
-      );
+    if (['client_id', 'client_secret', 'additional_scopes'].some((k) => (patch as Record<string, unknown>)[k] !== undefined)) {
+      checkOAuthClient({ clientId: next.clientId, hasClientSecret: next.clientSecretSealed !== null, additionalScopes: next.additionalScopes }, ['body']);
     }
     if (!(await this.repo.replace(next))) throw AppError.notFound('MCP server');
     return this.describe(next);
@@ -138,19 +135,9 @@ export function checkAuth(authType: string, apiKey: string | null, loc: (string 
 /**
  * The OAuth client fields act only through the interactive flow, which needs a client_id (docs/decisions.md,
  * "MCP servers: interactive OAuth"): a client_secret or additional_scopes without one would be inert, so they are
- * refused. Tokens are shared by the user's agents; `share_user_token_across_other_agents: false` is not implemented
- * and refused rather than accepted and ignored.
+ * refused.
  */
-export function checkOAuthClient(
-  f: { clientId: string | null; hasClientSecret: boolean; additionalScopes: string[]; share: boolean },
-  loc: (string | number)[],
-): void {
-  if (!f.share) {
-    throw AppError.invalid(
-      [...loc, 'share_user_token_across_other_agents'],
-      "share_user_token_across_other_agents: false is not supported: a user's token for an MCP server is used by all of that user's agents in the organization",
-    );
-  }
+export function checkOAuthClient(f: { clientId: string | null; hasClientSecret: boolean; additionalScopes: string[] }, loc: (string | number)[]): void {
   if (f.clientId) return;
   if (f.hasClientSecret) throw AppError.invalid([...loc, 'client_secret'], 'client_secret needs a client_id (it authenticates the OAuth client at the token endpoint)');
   if (f.additionalScopes.length) throw AppError.invalid([...loc, 'additional_scopes'], 'additional_scopes need a client_id (they are requested by the interactive OAuth flow)');

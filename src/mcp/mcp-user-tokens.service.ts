@@ -10,6 +10,15 @@ export type StoredTokenLookup =
   | { status: 'expired'; expiresAt: number; /** Why the refresh token could not renew it, when there was one. */ refreshError?: string }
   | { status: 'none' };
 
+/**
+ * The user id a token is stored under: the task's user when the server shares tokens across agents (the default),
+ * else `{agent_id}_{user_id}` (the xpander convention, docs/contract.md), so a token obtained or stored for one agent
+ * is used by that agent only. Agent ids are UUIDs: the first `_` separates the two.
+ */
+export function storedTokenUserId(userId: string, agentId: string, shareAcrossAgents: boolean): string {
+  return shareAcrossAgents ? userId : `${agentId}_${userId}`;
+}
+
 /** Tokens an authorization server answered with (code exchange or refresh). */
 export interface ObtainedTokens {
   accessToken: string;

@@ -220,10 +220,58 @@ describe.each(TEST_DBS)('MCP interactive OAuth (%s)', (kind) => {
     expect(refused.authEvents[0]!.authorization_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/authorize\?/);
   });
 
-  it('refuses what it would not act on: share_user_token_across_other_agents false, OAuth client fields on tool entries, a secret or scopes without client_id', async () => {
+  it('share_user_token_across_other_agents false: a token obtained through one agent serves that agent only', async () => {
+    const other = (await postAgent(fetchPoster(server.apiUrl!, key), scriptedAgentFields(llm.baseUrl, { tools: [{ type: 'mcp', mcp_id: serverId }] }))).id as string;
+    expect((await call('PATCH', `/v1/mcp_servers/${serverId}`, { share_user_token_across_other_agents: false })).json).toMatchObject({ share_user_token_across_other_agents: false });
+    try {
+      // alice's shared token (from the earlier test) no longer serves: each agent needs its own.
+      const first = await run('alice', 'crm_unavailable');
+      expect(first.authEvents[0]).toMatchObject({ status: 'authorization_required', user_id: 'alice', token_user_id: `${agentId}_alice` });
+      expect(first.toolMessages[0]).toContain(`PUT /v1/mcp_servers/${serverId}/user_tokens/${agentId}_{user_id}`);
+      const { page } = await consent(first.authEvents[0]!.authorization_url as string);
+      expect(page).toContain('(for the agent that asked only)');
+      expect(await storedUsers()).toContain(`${agentId}_alice`);
+
+      expect((await run('alice', 'crm_add', { a: 4, b: 4 })).toolMessages).toEqual(['8']);
+      const elsewhere = await run('alice', 'crm_unavailable', {}, other);
+      expect(elsewhere.authEvents[0]).toMatchObject({ status: 'authorization_required', user_id: 'alice', token_user_id: `${other}_alice` });
+      expect(llm.requests.at(-2)!.tools).not.toContain('crm_add');
+    } finally {
+      await call('PATCH', `/v1/mcp_servers/${serverId}`, { share_user_token_across_other_agents: true });
+    }
+    // Shared again: alice's own token serves every agent.
+    expect((await run('alice', 'crm_add', { a: 1, b: 2 }, other)).toolMessages).toEqual(['3']);
+  });
+
+  it('authenticates at the token endpoint as the metadata says (client_secret_basic; a public client sends no secret), discovering via the well-known path', async () => {
+    for (const [method, secret] of [['client_secret_basic', 'basic-secret-5e1d'], ['none', null]] as const) {
+      const as2 = await startFakeOAuthServer({ clientId: 'c2', clientSecret: secret, authMethod: method });
+      // No resource_metadata in the 401: the protected resource metadata is found at its well-known path.
+      const mcp2 = await startFakeMcpServer({
+        bearer: { accepts: (a) => as2.validAccessTokens.has(a?.replace(/^Bearer /, '') ?? '') },
+        documents: (base) => ({ '/.well-known/oauth-protected-resource': { resource: `${base}/mcp`, authorization_servers: [as2.base] } }),
+      });
+      try {
+        const s = await call('POST', '/v1/mcp_servers', { name: 'docs', url: mcp2.mcpUrl, auth_type: 'oauth2', client_id: 'c2', ...(secret ? { client_secret: secret } : {}) });
+        const agent = (await postAgent(fetchPoster(server.apiUrl!, key), scriptedAgentFields(llm.baseUrl, { tools: [{ type: 'mcp', mcp_id: s.json.id }] }))).id as string;
+        const link = new URL((await run('dora', 'docs_unavailable', {}, agent)).authEvents[0]!.authorization_url as string);
+        expect(`${link.origin}${link.pathname}`, method).toBe(`${as2.base}/authorize`);
+        expect(link.searchParams.has('scope'), method).toBe(false);
+        expect((await consent(link.href)).status, method).toBe(200);
+        const exchange = as2.tokenRequests.at(-1)!;
+        expect(exchange, JSON.stringify(exchange)).toMatchObject({ ok: true });
+        if (secret) expect(exchange.authorization).toMatch(/^Basic /);
+        else expect(exchange.authorization).toBeUndefined();
+        expect(exchange.params.client_secret).toBeUndefined();
+        expect((await run('dora', 'docs_add', { a: 20, b: 1 }, agent)).toolMessages, method).toEqual(['21']);
+      } finally {
+        await Promise.all([as2.close(), mcp2.close()]);
+      }
+    }
+  });
+
+  it('refuses what it would not act on: OAuth client fields and the sharing rule on tool entries, a secret or scopes without client_id', async () => {
     const refusals: [string, string, unknown, string[]][] = [
-      ['POST', '/v1/mcp_servers', { name: 'x', url: mcp.mcpUrl, auth_type: 'oauth2', client_id: 'c', share_user_token_across_other_agents: false }, ['body', 'share_user_token_across_other_agents']],
-      ['PATCH', `/v1/mcp_servers/${serverId}`, { share_user_token_across_other_agents: false }, ['body', 'share_user_token_across_other_agents']],
       ['POST', '/v1/mcp_servers', { name: 'x', url: mcp.mcpUrl, auth_type: 'oauth2', client_secret: 's' }, ['body', 'client_secret']],
       ['POST', '/v1/mcp_servers', { name: 'x', url: mcp.mcpUrl, auth_type: 'oauth2', additional_scopes: ['a'] }, ['body', 'additional_scopes']],
       ['PATCH', `/v1/mcp_servers/${serverId}`, { client_id: null }, ['body', 'client_secret']],
@@ -235,7 +283,7 @@ describe.each(TEST_DBS)('MCP interactive OAuth (%s)', (kind) => {
       expect(r.json.detail[0].loc).toEqual(loc);
     }
     expect((await call('GET', '/v1/mcp_servers')).json.total).toBe(total);
-    expect((await call('GET', `/v1/mcp_servers/${serverId}`)).json).toMatchObject({ client_id: CLIENT_ID, share_user_token_across_other_agents: true });
+    expect((await call('GET', `/v1/mcp_servers/${serverId}`)).json).toMatchObject({ client_id: CLIENT_ID, client_secret: '********' });
 
     const entries: [Record<string, unknown>, string][] = [
       [{ url: mcp.mcpUrl, auth_type: 'oauth2', client_id: 'c' }, 'client_id'],
@@ -247,7 +295,7 @@ describe.each(TEST_DBS)('MCP interactive OAuth (%s)', (kind) => {
       const r = await call('POST', '/v1/agents', scriptedAgentFields(llm.baseUrl, { name: `inline-${field}`, tools: [{ type: 'mcp', ...entry }] }));
       expect(r.status, JSON.stringify(r.json)).toBe(422);
       expect(r.json.detail[0].loc).toEqual(['body', 'tools', 0, field]);
-      expect(r.json.detail[0].msg).toMatch(field === 'share_user_token_across_other_agents' ? /not supported/ : /POST \/v1\/mcp_servers/);
+      expect(r.json.detail[0].msg).toMatch(/set it on a registered MCP server \(POST \/v1\/mcp_servers/);
     }
   });
 

@@ -28,9 +28,10 @@ export class McpToolResolver implements ToolEntryResolver<McpEntry> {
 }
 
 /**
- * The interactive OAuth flow belongs to registry servers (a token is stored per user under the registry id): on a
- * tool entry, the OAuth client fields would be inert (inline) or shadowed by the registry's (with mcp_id), so they
- * are refused, pointing to the registry. `share_user_token_across_other_agents: true` (the default) is accepted.
+ * The interactive OAuth flow and stored tokens belong to registry servers (a token is stored per user under the
+ * registry id): on a tool entry, the OAuth client fields and the sharing rule would be inert (inline) or shadowed by
+ * the registry's (with mcp_id), so they are refused, pointing to the registry. `share_user_token_across_other_agents:
+ * true` (the default) is accepted.
  */
 function refuseInlineOAuthClient(entry: McpEntry, loc: (string | number)[]): void {
   const where = 'set it on a registered MCP server (POST /v1/mcp_servers, auth_type oauth2) and reference that server with mcp_id';
@@ -38,6 +39,6 @@ function refuseInlineOAuthClient(entry: McpEntry, loc: (string | number)[]): voi
   if (entry.client_secret) throw AppError.invalid([...loc, 'client_secret'], `client_secret is not accepted on an mcp tool entry: ${where}`);
   if (entry.additional_scopes?.length) throw AppError.invalid([...loc, 'additional_scopes'], `additional_scopes are not accepted on an mcp tool entry: ${where}`);
   if (entry.share_user_token_across_other_agents === false) {
-    throw AppError.invalid([...loc, 'share_user_token_across_other_agents'], "share_user_token_across_other_agents: false is not supported: a user's token for an MCP server is used by all of that user's agents");
+    throw AppError.invalid([...loc, 'share_user_token_across_other_agents'], `share_user_token_across_other_agents is not accepted on an mcp tool entry: ${where}`);
   }
 }

@@ -33,7 +33,7 @@ export function mcpOAuthRoutes(router: Router, c: Container): void {
 
 function page(o: McpOAuthOutcome): string {
   const [title, text] = o.ok
-    ? ['Authorization complete', `MCP server '${o.server}' is now authorized for user '${o.userId}'. You can close this page and ask the agent again.`]
+    ? ['Authorization complete', `MCP server '${o.server}' is now authorized for user '${o.userId}'${o.agentOnly ? ' (for the agent that asked only)' : ''}. You can close this page and ask the agent again.`]
     : ['Authorization failed', `Nothing was stored: ${o.reason}.`];
   return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(title)}</title></head><body style="font-family:sans-serif;max-width:40em;margin:3em auto"><h1>${esc(title)}</h1><p>${esc(text)}</p></body></html>`;
 }

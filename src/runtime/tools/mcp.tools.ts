@@ -3,7 +3,7 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { McpCallResult, McpClientPool, McpEndpoint, McpToolInfo } from '../../mcp/mcp-client-pool.js';
 import { inlineSettings, mcpSettingsOf } from '../../mcp/mcp-graph.js';
 import type { McpServerSettings } from '../../mcp/mcp.types.js';
-import type { StoredTokenLookup } from '../../mcp/mcp-user-tokens.service.js';
+import { storedTokenUserId, type StoredTokenLookup } from '../../mcp/mcp-user-tokens.service.js';
 import type { GraphItem, RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 import { toolName } from './index.js';
 
@@ -59,11 +59,13 @@ export class McpToolProvider implements RuntimeToolProvider {
       token = ctx.userTokens[itemId] ?? ctx.userTokens[item.item_id] ?? preAuth;
       if (token) tokenSource = 'user_tokens';
       const registryId = mcpSettingsOf(item).mcp_id;
+      // With share_user_token_across_other_agents false, the user's token is this agent's own.
+      const tokenUser = ctx.userId ? storedTokenUserId(ctx.userId, ctx.agentId, settings.shareUserTokenAcrossOtherAgents) : undefined;
       let expired = '';
-      if (!token && typeof registryId === 'string' && ctx.userId && this.deps.storedTokens) {
+      if (!token && typeof registryId === 'string' && tokenUser && this.deps.storedTokens) {
         let stored: StoredTokenLookup;
         try {
-          stored = await this.deps.storedTokens.lookup(ctx.organizationId, registryId, ctx.userId);
+          stored = await this.deps.storedTokens.lookup(ctx.organizationId, registryId, tokenUser);
         } catch (e) {
           return [this.standIn(item, settings.name, `The OAuth token stored for this user could not be read: ${(e as Error).message}`)];
         }
@@ -72,16 +74,17 @@ export class McpToolProvider implements RuntimeToolProvider {
           tokenSource = 'stored';
         } else if (stored.status === 'expired') {
           const refresh = stored.refreshError ? `; renewing it with its refresh token failed: ${stored.refreshError}` : '';
-          expired = ` (the token stored for user '${ctx.userId}' expired at ${isoTime(stored.expiresAt)}${refresh})`;
+          expired = ` (the token stored for user '${tokenUser}' expired at ${isoTime(stored.expiresAt)}${refresh})`;
         }
       }
       if (!token) {
         const link = typeof registryId === 'string' ? await this.link(registryId, settings, ctx) : {};
         const open = link.authorization_url ? `the user can authorize it by opening ${link.authorization_url} ; or ` : '';
         const noLink = link.authorization_link_error ? ` (no authorization link: ${link.authorization_link_error})` : '';
-        const orStore = typeof registryId === 'string' ? `, or store one for the task's user with PUT /v1/mcp_servers/${registryId}/user_tokens/{user_id}` : '';
+        const storeAs = settings.shareUserTokenAcrossOtherAgents ? '{user_id}' : `${ctx.agentId}_{user_id} (this server's tokens are per agent)`;
+        const orStore = typeof registryId === 'string' ? `, or store one for the task's user with PUT /v1/mcp_servers/${registryId}/user_tokens/${storeAs}` : '';
         const message = `MCP server '${settings.name}' needs the user's OAuth authorization${expired}: ${open}pass an access token in user_tokens under the key '${itemId}'${orStore}${noLink}`;
-        const extra = { ...(ctx.userId ? { user_id: ctx.userId } : {}), ...(expired ? { stored_token: 'expired' } : {}), ...link };
+        const extra = { ...(ctx.userId ? { user_id: ctx.userId } : {}), ...(tokenUser && tokenUser !== ctx.userId ? { token_user_id: tokenUser } : {}), ...(expired ? { stored_token: 'expired' } : {}), ...link };
         await this.authEvent(ctx, item, settings, 'authorization_required', message, extra);
         return [this.standIn(item, settings.name, message, () => this.authEvent(ctx, item, settings, 'authorization_required', message, extra))];
       }
