@@ -4,10 +4,10 @@ import { MCP_OAUTH_CALLBACK_PATH, type McpOAuthOutcome } from '../../mcp/mcp-oau
 import type { Router } from '../router.js';
 
 const CallbackQuery = z.object({
-  state: z.string().max(8192).optional(),
-  code: z.string().max(8192).optional(),
-  error: z.string().max(512).optional(),
-  error_description: z.string().max(2048).optional(),
+  state: z.string().max(8192).optional().describe('The state of the authorization link, sealed by this service (organization, server, user, PKCE verifier, expiry).'),
+  code: z.string().max(8192).optional().describe('The authorization code the authorization server sent back.'),
+  error: z.string().max(512).optional().describe('The OAuth error the authorization server sent back instead of a code.'),
+  error_description: z.string().max(2048).optional().describe("Text of the authorization server's error."),
 });
 
 /**
