@@ -40,13 +40,19 @@ export interface McpOAuthClientCredentials {
 /** Discovery answers are kept this long per server URL (each run without a token would otherwise repeat 3-4 requests). */
 const DISCOVERY_TTL_MS = 5 * 60_000;
 
+/** Every request of the flow gives up after this: a silent authorization server must not hold a run's tool building. */
+const REQUEST_TIMEOUT_MS = 15_000;
+
 export class McpOAuthClient {
   private readonly discovered = new Map<string, { at: number; d: McpOAuthDiscovery }>();
+  private readonly fetch: FetchLike;
 
   constructor(
-    private readonly fetch: FetchLike,
+    egressFetch: FetchLike,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.fetch = (input, init) => egressFetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  }
 
   async discover(server: { url: string; transport: McpTransport }): Promise<McpOAuthDiscovery> {
     const now = this.clock.now();
@@ -123,7 +129,7 @@ export class McpOAuthClient {
               params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'agentry', version: '1.0.0' } },
             }),
           };
-    const res = await this.fetch(server.url, { ...init, signal: AbortSignal.timeout(15_000) });
+    const res = await this.fetch(server.url, init);
     await res.body?.cancel().catch(() => {});
     if (res.status !== 401) return {};
     const p = extractWWWAuthenticateParams(res);

@@ -169,6 +169,16 @@ describe.each(TEST_DBS)('MCP interactive OAuth (%s)', (kind) => {
     expect(again.page).toContain('did not exchange the code');
   });
 
+  it('a stored token the server refuses gives token_rejected with a new authorization link', async () => {
+    expect((await call('PUT', `/v1/mcp_servers/${serverId}/user_tokens/erin`, { access_token: 'not-issued-by-the-server' })).status).toBe(201);
+    const r = await run('erin', 'crm_unavailable');
+    expect(r.authEvents[0]).toMatchObject({ status: 'token_rejected', token_source: 'stored', user_id: 'erin' });
+    expect(r.authEvents[0]!.authorization_url).toMatch(new RegExp(`^${as.base}/authorize\\?`));
+    expect(r.toolMessages[0]).toMatch(/refused the credentials.*the user can authorize it again by opening http/);
+    expect((await consent(r.authEvents[0]!.authorization_url as string)).status).toBe(200);
+    expect((await run('erin', 'crm_add', { a: 3, b: 3 })).toolMessages).toEqual(['6']);
+  });
+
   it('refuses a tampered, expired, foreign or error callback, and stores nothing', async () => {
     const link = new URL(await linkFor('bob'));
     const state = link.searchParams.get('state')!;
