@@ -107,8 +107,11 @@ describe.each(TEST_DBS)('MCP interactive OAuth (%s)', (kind) => {
     const callback = new URL(approve.headers.get('location')!);
     return { callback, ...(await openCallback(callback.search)) };
   }
+  /** As a browser opens it (Accept: text/html): the page. */
   async function openCallback(search: string): Promise<{ status: number; page: string }> {
-    const r = await fetch(`${server.apiUrl}/v1/mcp_servers/oauth/callback${search}`);
+    const r = await fetch(`${server.apiUrl}/v1/mcp_servers/oauth/callback${search}`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(r.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(r.headers.get('cache-control')).toBe('no-store');
     return { status: r.status, page: await r.text() };
   }
   const storedUsers = async () => ((await call('GET', `/v1/mcp_servers/${serverId}/user_tokens`)).json.items as { user_id: string }[]).map((i) => i.user_id);
@@ -203,6 +206,10 @@ describe.each(TEST_DBS)('MCP interactive OAuth (%s)', (kind) => {
       expect(r.page, label).toMatch(why);
       expect(r.page, label).toContain('Nothing was stored');
     }
+    // Not a browser: the API's error shape.
+    const json = await fetch(`${server.apiUrl}/v1/mcp_servers/oauth/callback${q(expired)}`);
+    expect(json.status).toBe(400);
+    expect(await json.json()).toEqual({ detail: 'Nothing was stored: the authorization link expired: ask the agent again for a new one' });
     expect(await storedUsers()).not.toContain('bob');
     // B's key sees nothing of A's server either.
     expect((await call('GET', `/v1/mcp_servers/${serverId}/user_tokens`, undefined, keyB)).status).toBe(404);

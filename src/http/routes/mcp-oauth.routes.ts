@@ -13,20 +13,19 @@ const CallbackQuery = z.object({
 /**
  * The OAuth redirect_uri of MCP servers' interactive authorization (docs/decisions.md#mcp-servers-interactive-oauth).
  * The user's browser calls it, so it takes no API key: the sealed `state` names the organization, server and user.
- * It answers a small page, 200 when the token was stored, 400 with the reason otherwise.
+ * 200 when the token was stored, 400 with the reason otherwise: a small page for a browser (Accept: text/html),
+ * the API's JSON shape (`{detail}` on errors) for anything else.
  */
 export function mcpOAuthRoutes(router: Router, c: Container): void {
   router.route(
     { method: 'GET', url: MCP_OAUTH_CALLBACK_PATH, summary: 'OAuth redirect of MCP server authorization (called by the browser; the state is the authority)', tags: ['mcp servers'], auth: false, query: CallbackQuery },
-    async ({ query, reply }) => {
+    async ({ query, request, reply }) => {
       const outcome = await c.mcpOAuth.complete(query);
-      return reply
-        .code(outcome.ok ? 200 : 400)
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer')
-        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-        .send(page(outcome));
+      reply.code(outcome.ok ? 200 : 400).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+      if (!/\btext\/html\b/.test(request.headers.accept ?? '')) {
+        return outcome.ok ? { status: 'authorized', mcp_server: outcome.server, user_id: outcome.userId, agent_only: outcome.agentOnly } : { detail: `Nothing was stored: ${outcome.reason}` };
+      }
+      return reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(page(outcome));
     },
   );
 }
