@@ -215,6 +215,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     customFunctions: customFunctions.customFunctions,
     mcpServers: mcp.mcpServers,
     mcpUserTokens: mcp.mcpUserTokens,
+    mcpOAuth: mcp.mcpOAuth,
     mcpClients: mcp.mcpClients,
     mcpTools: mcp.mcpTools,
     skills,

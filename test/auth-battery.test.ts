@@ -223,8 +223,11 @@ describe.each(TEST_DBS)('authorization battery (%s)', (kind) => {
   it('covers every /v1 route', () => {
     expect(routes.length).toBeGreaterThan(15);
     const unprotected = (t.app as unknown as { agentryRouter: Router }).agentryRouter.routes.filter((r) => !r.auth && r.url.startsWith('/v1/'));
-    // Public by design: presigned file URLs carry their own signature (docs/contract.md#webhook-files).
-    expect(unprotected.map((r) => `${r.method} ${r.url}`)).toEqual(unprotected.filter((r) => r.url.startsWith('/v1/files/')).map((r) => `${r.method} ${r.url}`));
+    // Public by design: presigned file URLs carry their own signature (docs/contract.md#webhook-files); the MCP OAuth
+    // callback is called by the user's browser and trusts only its sealed state (docs/decisions.md, MCP servers: interactive OAuth).
+    const publicByDesign = (url: string) => url.startsWith('/v1/files/') || url === '/v1/mcp_servers/oauth/callback';
+    expect(unprotected.map((r) => `${r.method} ${r.url}`)).toEqual(unprotected.filter((r) => publicByDesign(r.url)).map((r) => `${r.method} ${r.url}`));
+    expect(unprotected.map((r) => `${r.method} ${r.url}`)).toContain('GET /v1/mcp_servers/oauth/callback');
   });
 
   it('answers 401 without credentials and 403 with wrong ones, on every route', async () => {

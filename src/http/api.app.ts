@@ -17,6 +17,7 @@ import { webhookChannelRoutes } from './routes/webhook-channel.routes.js';
 import { consolePlugin } from '../console/console.plugin.js';
 import { customFunctionsRoutes } from './routes/custom-functions.routes.js';
 import { mcpServersRoutes } from './routes/mcp-servers.routes.js';
+import { mcpOAuthRoutes } from './routes/mcp-oauth.routes.js';
 import { skillsRoutes } from './routes/skills.routes.js';
 import { knowledgeRoutes } from './routes/knowledge.routes.js';
 import { connectorsRoutes } from './routes/connectors.routes.js';
@@ -34,7 +35,7 @@ import { workflowsRoutes } from './routes/workflows.routes.js';
 export type RouteModule = (router: Router, c: Container) => void;
 
 /** Add one line per resource. */
-const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, apiKeysRoutes, schedulesRoutes, memoriesRoutes, notificationsRoutes, xpanderRoutes, a2aRoutes, mcpEndpointRoutes, workflowsRoutes];
+const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, mcpOAuthRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, apiKeysRoutes, schedulesRoutes, memoriesRoutes, notificationsRoutes, xpanderRoutes, a2aRoutes, mcpEndpointRoutes, workflowsRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
   const app = createFastify(c.log, { maxJsonDepth: c.config.maxJsonDepth });

@@ -4,20 +4,21 @@ import pretty from 'pino-pretty';
 export type { Logger };
 
 /**
- * Request URLs can carry credentials (the webhook secret in the path, `x-api-key` in the query string),
+ * Request URLs can carry credentials (the webhook secret in the path, `x-api-key` in the query string, the OAuth
+ * `code` and `state` of the MCP authorization callback),
  * so the request serializer masks them; headers that carry keys are redacted.
  */
 export function redactUrl(url: string): string {
   return url
     .replace(/\/wh_[A-Za-z0-9_-]+/g, '/wh_[REDACTED]')
-    .replace(/([?&](?:x-api-key|api_key|sig|token)=)[^&#]*/gi, '$1[REDACTED]');
+    .replace(/([?&](?:x-api-key|api_key|sig|token|code|state)=)[^&#]*/gi, '$1[REDACTED]');
 }
 
 /**
  * `format: 'pretty'` (AGENTRY_LOG_FORMAT) writes coloured single lines for a person at a terminal, synchronously on
  * this thread (no transport worker): meant for development, where a few microseconds a line do not matter.
  */
-export function createLogger(level: string, format: 'json' | 'pretty' = 'json'): Logger {
+export function createLogger(level: string, format: 'json' | 'pretty' = 'json', destination?: pino.DestinationStream): Logger {
   const options: pino.LoggerOptions = {
     level,
     redact: {
@@ -29,5 +30,5 @@ export function createLogger(level: string, format: 'json' | 'pretty' = 'json'):
     },
   };
   if (format === 'pretty') return pino(options, pretty({ colorize: process.stdout.isTTY === true, sync: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
-  return pino(options);
+  return destination ? pino(options, destination) : pino(options);
 }

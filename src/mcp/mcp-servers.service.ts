@@ -20,6 +20,7 @@ export class McpServersService {
 
   async create(organizationId: string, input: McpServerCreate): Promise<McpServerRecord> {
     checkAuth(input.auth_type, input.api_key ?? null, ['body']);
+    checkOAuthClient({ clientId: input.client_id ?? null, hasClientSecret: Boolean(input.client_secret), additionalScopes: input.additional_scopes }, ['body']);
     const now = this.clock.now();
     const stored: StoredMcpServer = {
       id: newId(),
@@ -71,6 +72,10 @@ export class McpServersService {
       updatedAt: this.clock.now(),
     };
     checkAuth(next.authType, next.apiKeySealed, ['body']);
+    // Only a PATCH that touches the OAuth client fields is held to their rule, so older entries stay editable.
+    if (['client_id', 'client_secret', 'additional_scopes'].some((k) => (patch as Record<string, unknown>)[k] !== undefined)) {
+      checkOAuthClient({ clientId: next.clientId, hasClientSecret: next.clientSecretSealed !== null, additionalScopes: next.additionalScopes }, ['body']);
+    }
     if (!(await this.repo.replace(next))) throw AppError.notFound('MCP server');
     return this.describe(next);
   }
@@ -125,4 +130,15 @@ export class McpServersService {
 /** An api_key server without a key could never connect: refuse it where it is configured. */
 export function checkAuth(authType: string, apiKey: string | null, loc: (string | number)[]): void {
   if (authType === 'api_key' && !apiKey) throw AppError.invalid([...loc, 'api_key'], "api_key is required when auth_type is 'api_key'");
+}
+
+/**
+ * The OAuth client fields act only through the interactive flow, which needs a client_id (docs/decisions.md,
+ * "MCP servers: interactive OAuth"): a client_secret or additional_scopes without one would be inert, so they are
+ * refused.
+ */
+export function checkOAuthClient(f: { clientId: string | null; hasClientSecret: boolean; additionalScopes: string[] }, loc: (string | number)[]): void {
+  if (f.clientId) return;
+  if (f.hasClientSecret) throw AppError.invalid([...loc, 'client_secret'], 'client_secret needs a client_id (it authenticates the OAuth client at the token endpoint)');
+  if (f.additionalScopes.length) throw AppError.invalid([...loc, 'additional_scopes'], 'additional_scopes need a client_id (they are requested by the interactive OAuth flow)');
 }

@@ -16,11 +16,20 @@ export interface McpUserTokenMeta {
 
 export interface StoredMcpUserToken extends McpUserTokenMeta {
   accessTokenSealed: string;
+  /** Migration 0025: null when the token came without one (always for PUT). */
+  refreshTokenSealed: string | null;
+}
+
+/** What is written for (server, user): the sealed tokens and the access token's expiry. */
+export interface SealedTokenSet {
+  accessTokenSealed: string;
+  refreshTokenSealed: string | null;
+  expiresAt: number | null;
 }
 
 const num = (v: number | null) => (v === null ? null : Number(v));
 
-function meta(r: Omit<Row, 'access_token_sealed' | 'organization_id'>): McpUserTokenMeta {
+function meta(r: Omit<Row, 'access_token_sealed' | 'refresh_token_sealed' | 'organization_id'>): McpUserTokenMeta {
   return { mcpServerId: r.mcp_server_id, userId: r.user_id, expiresAt: num(r.expires_at), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) };
 }
 
@@ -28,8 +37,9 @@ function meta(r: Omit<Row, 'access_token_sealed' | 'organization_id'>): McpUserT
 export class McpUserTokensRepository {
   constructor(private readonly db: Db) {}
 
-  /** Inserts or replaces the token of (server, user); true when it is new. Keeps created_at on replace. */
-  async upsert(organizationId: string, serverId: string, userId: string, sealed: string, expiresAt: number | null, now: number): Promise<boolean> {
+  /** Inserts or replaces the tokens of (server, user); true when it is new. Keeps created_at on replace. */
+  async upsert(organizationId: string, serverId: string, userId: string, t: SealedTokenSet, now: number): Promise<boolean> {
+    const values = { access_token_sealed: t.accessTokenSealed, refresh_token_sealed: t.refreshTokenSealed, expires_at: t.expiresAt };
     return this.db.kysely.transaction().execute(async (trx) => {
       const existing = await trx
         .selectFrom('mcp_user_tokens')
@@ -40,8 +50,8 @@ export class McpUserTokensRepository {
         .executeTakeFirst();
       await trx
         .insertInto('mcp_user_tokens')
-        .values({ organization_id: organizationId, mcp_server_id: serverId, user_id: userId, access_token_sealed: sealed, expires_at: expiresAt, created_at: now, updated_at: now })
-        .onConflict((oc) => oc.columns(['organization_id', 'mcp_server_id', 'user_id']).doUpdateSet({ access_token_sealed: sealed, expires_at: expiresAt, updated_at: now }))
+        .values({ organization_id: organizationId, mcp_server_id: serverId, user_id: userId, ...values, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.columns(['organization_id', 'mcp_server_id', 'user_id']).doUpdateSet({ ...values, updated_at: now }))
         .execute();
       return !existing;
     });
@@ -55,7 +65,7 @@ export class McpUserTokensRepository {
       .where('mcp_server_id', '=', serverId)
       .where('user_id', '=', userId)
       .executeTakeFirst();
-    return r && { ...meta(r), accessTokenSealed: r.access_token_sealed };
+    return r && { ...meta(r), accessTokenSealed: r.access_token_sealed, refreshTokenSealed: r.refresh_token_sealed ?? null };
   }
 
   /** Metadata only: the sealed token is not even read. */

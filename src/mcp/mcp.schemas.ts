@@ -79,7 +79,8 @@ export const McpUserTokenPutBody = z
   })
   .strict();
 
-export const McpUserTokenParams = z.object({ id: z.string().min(1).max(128), user_id: z.string().min(1).max(256) });
+/** `user_id` up to 256, or `{agent_id}_{user_id}` for servers that do not share tokens across agents. */
+export const McpUserTokenParams = z.object({ id: z.string().min(1).max(128), user_id: z.string().min(1).max(300) });
 
 /** A stored user token as the API shows it: never the token itself. */
 export function presentMcpUserToken(t: McpUserTokenMeta) {

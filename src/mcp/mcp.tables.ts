@@ -33,6 +33,8 @@ export interface McpUserTokensTables {
     user_id: string;
     /** Sealed with the SecretBox; never returned, never logged. */
     access_token_sealed: string;
+    /** Migration 0025: the refresh token of a token obtained by the OAuth flow, sealed; null when none. */
+    refresh_token_sealed: string | null;
     /** Epoch ms; null: does not expire. */
     expires_at: number | null;
     created_at: number;

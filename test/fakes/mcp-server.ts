@@ -16,6 +16,10 @@ import { z } from 'zod';
 export interface FakeMcpOptions {
   /** Every request must carry this exact header value, else 401. */
   auth?: { header: string; value: string };
+  /** Every request's Authorization header must pass this, else 401 (with `wwwAuthenticate`, if given). */
+  bearer?: { accepts: (authorization: string | undefined) => boolean; wwwAuthenticate?: (base: string) => string };
+  /** JSON documents served by GET without credentials (OAuth protected resource metadata), by path; given the base URL. */
+  documents?: (base: string) => Record<string, unknown>;
   /** Extra tools by name -> returned text. */
   extraTools?: Record<string, string>;
 }
@@ -85,6 +89,13 @@ export async function startFakeMcpServer(opts: FakeMcpOptions = {}): Promise<Fak
   }
 
   function authorized(req: IncomingMessage, res: ServerResponse): boolean {
+    if (opts.bearer) {
+      if (opts.bearer.accepts(req.headers.authorization)) return true;
+      state.unauthorized++;
+      const challenge = opts.bearer.wwwAuthenticate ? { 'www-authenticate': opts.bearer.wwwAuthenticate(base) } : {};
+      res.writeHead(401, { 'content-type': 'application/json', ...challenge }).end(JSON.stringify({ error: 'unauthorized' }));
+      return false;
+    }
     if (!opts.auth) return true;
     if (req.headers[opts.auth.header.toLowerCase()] === opts.auth.value) return true;
     state.unauthorized++;
@@ -92,9 +103,12 @@ export async function startFakeMcpServer(opts: FakeMcpOptions = {}): Promise<Fak
     return false;
   }
 
+  let base = '';
   const http: Server = createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://x');
+      const doc = req.method === 'GET' ? opts.documents?.(base)[url.pathname] : undefined;
+      if (doc !== undefined) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
       if (!authorized(req, res)) return;
       const authorization = () => (req.headers.authorization as string | undefined) ?? undefined;
       if (url.pathname === '/mcp') {
@@ -135,7 +149,7 @@ export async function startFakeMcpServer(opts: FakeMcpOptions = {}): Promise<Fak
   });
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   const { port } = http.address() as AddressInfo;
-  const base = `http://127.0.0.1:${port}`;
+  base = `http://127.0.0.1:${port}`;
   return {
     base,
     mcpUrl: `${base}/mcp`,

@@ -3,7 +3,7 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { McpCallResult, McpClientPool, McpEndpoint, McpToolInfo } from '../../mcp/mcp-client-pool.js';
 import { inlineSettings, mcpSettingsOf } from '../../mcp/mcp-graph.js';
 import type { McpServerSettings } from '../../mcp/mcp.types.js';
-import type { StoredTokenLookup } from '../../mcp/mcp-user-tokens.service.js';
+import { storedTokenUserId, type StoredTokenLookup } from '../../mcp/mcp-user-tokens.service.js';
 import type { GraphItem, RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 import { toolName } from './index.js';
 
@@ -14,13 +14,17 @@ import { toolName } from './index.js';
  * reason, so the model can tell the user what is wrong.
  *
  * The token of an oauth2 server: the invocation's `user_tokens` under the graph item id, else (registry servers
- * only) the token stored for the task's user (`/v1/mcp_servers/{id}/user_tokens/{user_id}`) unless it expired.
+ * only) the token stored for the task's user (`/v1/mcp_servers/{id}/user_tokens/{user_id}`), renewed with its refresh
+ * token when it expired. Without one, a registry server with a client_id offers the user an authorization link
+ * (src/mcp/mcp-oauth.service.ts) in the stand-in's text and the auth_event.
  */
 
 export interface McpToolProviderDeps {
   registry: { settings(organizationId: string, id: string): Promise<McpServerSettings | undefined> };
   /** Tokens stored per user for oauth2 registry servers; absent: only `user_tokens` count. */
   storedTokens?: { lookup(organizationId: string, serverId: string, userId: string): Promise<StoredTokenLookup> };
+  /** Authorization links for registry servers with a client_id; absent: no links. */
+  oauth?: { authorizationUrl(organizationId: string, serverId: string, s: McpServerSettings, userId: string, agentId: string): Promise<string> };
   pool: McpClientPool;
   box: SecretBox;
 }
@@ -55,11 +59,13 @@ export class McpToolProvider implements RuntimeToolProvider {
       token = ctx.userTokens[itemId] ?? ctx.userTokens[item.item_id] ?? preAuth;
       if (token) tokenSource = 'user_tokens';
       const registryId = mcpSettingsOf(item).mcp_id;
+      // With share_user_token_across_other_agents false, the user's token is this agent's own.
+      const tokenUser = ctx.userId ? storedTokenUserId(ctx.userId, ctx.agentId, settings.shareUserTokenAcrossOtherAgents) : undefined;
       let expired = '';
-      if (!token && typeof registryId === 'string' && ctx.userId && this.deps.storedTokens) {
+      if (!token && typeof registryId === 'string' && tokenUser && this.deps.storedTokens) {
         let stored: StoredTokenLookup;
         try {
-          stored = await this.deps.storedTokens.lookup(ctx.organizationId, registryId, ctx.userId);
+          stored = await this.deps.storedTokens.lookup(ctx.organizationId, registryId, tokenUser);
         } catch (e) {
           return [this.standIn(item, settings.name, `The OAuth token stored for this user could not be read: ${(e as Error).message}`)];
         }
@@ -67,13 +73,18 @@ export class McpToolProvider implements RuntimeToolProvider {
           token = stored.token;
           tokenSource = 'stored';
         } else if (stored.status === 'expired') {
-          expired = ` (the token stored for user '${ctx.userId}' expired at ${isoTime(stored.expiresAt)})`;
+          const refresh = stored.refreshError ? `; renewing it with its refresh token failed: ${stored.refreshError}` : '';
+          expired = ` (the token stored for user '${tokenUser}' expired at ${isoTime(stored.expiresAt)}${refresh})`;
         }
       }
       if (!token) {
-        const orStore = typeof registryId === 'string' ? `, or store one for the task's user with PUT /v1/mcp_servers/${registryId}/user_tokens/{user_id}` : '';
-        const message = `MCP server '${settings.name}' needs the user's OAuth authorization${expired}: pass an access token in user_tokens under the key '${itemId}'${orStore}`;
-        const extra = { ...(ctx.userId ? { user_id: ctx.userId } : {}), ...(expired ? { stored_token: 'expired' } : {}) };
+        const link = typeof registryId === 'string' ? await this.link(registryId, settings, ctx) : {};
+        const open = link.authorization_url ? `the user can authorize it by opening ${link.authorization_url} ; or ` : '';
+        const noLink = link.authorization_link_error ? ` (no authorization link: ${link.authorization_link_error})` : '';
+        const storeAs = settings.shareUserTokenAcrossOtherAgents ? '{user_id}' : `${ctx.agentId}_{user_id} (this server's tokens are per agent)`;
+        const orStore = typeof registryId === 'string' ? `, or store one for the task's user with PUT /v1/mcp_servers/${registryId}/user_tokens/${storeAs}` : '';
+        const message = `MCP server '${settings.name}' needs the user's OAuth authorization${expired}: ${open}pass an access token in user_tokens under the key '${itemId}'${orStore}${noLink}`;
+        const extra = { ...(ctx.userId ? { user_id: ctx.userId } : {}), ...(tokenUser && tokenUser !== ctx.userId ? { token_user_id: tokenUser } : {}), ...(expired ? { stored_token: 'expired' } : {}), ...link };
         await this.authEvent(ctx, item, settings, 'authorization_required', message, extra);
         return [this.standIn(item, settings.name, message, () => this.authEvent(ctx, item, settings, 'authorization_required', message, extra))];
       }
@@ -86,7 +97,10 @@ export class McpToolProvider implements RuntimeToolProvider {
       if (ctx.signal.aborted) throw e;
       const message = (e as Error).message;
       if (settings.authType === 'oauth2' && /refused the credentials/.test(message)) {
-        await this.authEvent(ctx, item, settings, 'token_rejected', message, { token_source: tokenSource, ...(ctx.userId ? { user_id: ctx.userId } : {}) });
+        const registryId = mcpSettingsOf(item).mcp_id;
+        const link = typeof registryId === 'string' ? await this.link(registryId, settings, ctx) : {};
+        await this.authEvent(ctx, item, settings, 'token_rejected', message, { token_source: tokenSource, ...(ctx.userId ? { user_id: ctx.userId } : {}), ...link });
+        if (link.authorization_url) return [this.standIn(item, settings.name, `${message}; the user can authorize it again by opening ${link.authorization_url}`)];
       }
       return [this.standIn(item, settings.name, message)];
     }
@@ -116,6 +130,20 @@ export class McpToolProvider implements RuntimeToolProvider {
     if (!registered) throw new Error(`MCP server '${item.name ?? s.mcp_id}' no longer exists in the MCP server registry`);
     // The agent's own allowed_tools (snapshot taken when the tool was attached) narrow the registry's.
     return Array.isArray(s.allowed_tools) ? { ...registered, allowedTools: s.allowed_tools as string[] } : registered;
+  }
+
+  /**
+   * An authorization link for the task's user, when the server can offer one (registry, oauth2 with a client_id, a
+   * user to store the token for); a link that cannot be made says why instead.
+   */
+  private async link(registryId: string, s: McpServerSettings, ctx: ToolCallContext): Promise<{ authorization_url?: string; authorization_link_error?: string }> {
+    if (!this.deps.oauth || !s.clientId || !ctx.userId) return {};
+    try {
+      return { authorization_url: await this.deps.oauth.authorizationUrl(ctx.organizationId, registryId, s, ctx.userId, ctx.agentId) };
+    } catch (e) {
+      if (ctx.signal.aborted) throw e;
+      return { authorization_link_error: (e as Error).message.replace(/\s+/g, ' ').slice(0, 300) };
+    }
   }
 
   /** The one tool a server offers when its real tools cannot be listed: calling it reports why. */
