@@ -73,6 +73,20 @@ describe.each(TEST_DBS)('MCP servers (%s)', (kind) => {
       const s = (await t.req('POST', '/v1/mcp_servers', { name: 'B only', url: open.mcpUrl }, { 'x-api-key': t.keyB })).json();
       await expect(buildMcpTools(t.c, t.orgA, { mcp_id: s.id })).rejects.toMatchObject({ issues: [{ loc: ['body', 'tools', 0, 'mcp_id'] }] });
     });
+
+    it('refuses connection settings beside mcp_id (the registry server applies its own), creating no agent', async () => {
+      const s = (await t.req('POST', '/v1/mcp_servers', { name: 'Registry', url: open.mcpUrl })).json();
+      const before = (await t.req('GET', '/v1/agents')).json().total;
+      for (const [field, value] of [['api_key', 'k'], ['headers', { a: 'b' }], ['transport', 'sse'], ['auth_type', 'none'], ['name', 'other']] as const) {
+        const r = await t.req('POST', '/v1/agents', { name: `mcp ${field}`, tools: [{ type: 'mcp', mcp_id: s.id, [field]: value }] });
+        expect(r.statusCode, field).toBe(422);
+        expect(r.json().detail[0].loc).toEqual(['body', 'tools', 0, field]);
+        expect(r.json().detail[0].msg).toContain(`PATCH /v1/mcp_servers/${s.id}`);
+      }
+      expect((await t.req('GET', '/v1/agents')).json().total).toBe(before);
+      const ok = await t.req('POST', '/v1/agents', { name: 'mcp allowed', tools: [{ type: 'mcp', mcp_id: s.id, allowed_tools: ['echo'] }] });
+      expect(ok.statusCode).toBe(201);
+    });
   });
 
   describe.each(['streamable-http', 'sse'] as const)('over %s', (transport) => {

@@ -17,6 +17,7 @@ export class McpToolResolver implements ToolEntryResolver<McpEntry> {
   async resolve(organizationId: string, entry: McpEntry, loc: (string | number)[]): Promise<ResolvedToolEntry> {
     refuseInlineOAuthClient(entry, loc);
     if (entry.mcp_id) {
+      refuseShadowedSettings(entry, loc);
       const settings = await this.registry.settings(organizationId, entry.mcp_id);
       if (!settings) throw AppError.invalid([...loc, 'mcp_id'], `MCP server '${entry.mcp_id}' not found`);
       return { graph: [registryMcpItem(entry.mcp_id, settings, entry.allowed_tools)] };
@@ -40,5 +41,18 @@ function refuseInlineOAuthClient(entry: McpEntry, loc: (string | number)[]): voi
   if (entry.additional_scopes?.length) throw AppError.invalid([...loc, 'additional_scopes'], `additional_scopes are not accepted on an mcp tool entry: ${where}`);
   if (entry.share_user_token_across_other_agents === false) {
     throw AppError.invalid([...loc, 'share_user_token_across_other_agents'], `share_user_token_across_other_agents is not accepted on an mcp tool entry: ${where}`);
+  }
+}
+
+/** With mcp_id the registry's connection settings apply on every run: the entry's own would be stored and ignored. */
+const REGISTRY_SETTINGS = ['name', 'transport', 'auth_type', 'api_key', 'headers'] as const;
+
+function refuseShadowedSettings(entry: McpEntry, loc: (string | number)[]): void {
+  for (const field of REGISTRY_SETTINGS) {
+    if (entry[field] === undefined) continue;
+    throw AppError.invalid(
+      [...loc, field],
+      `${field} is not accepted beside mcp_id: the registered MCP server's own applies (change it with PATCH /v1/mcp_servers/${entry.mcp_id}); an mcp_id entry takes only allowed_tools`,
+    );
   }
 }
