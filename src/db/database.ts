@@ -79,6 +79,9 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
   // Read once per event-loop turn (it costs ~25 us, and a loaded webhook listener asks twice per request): a
   // commit by another process is seen from the next turn on. This process's own writes count at once.
   let turnVersion: number | undefined;
+  let lastOther = -1;
+  let lastOwn = -1;
+  let lastVersion = '';
   const otherProcesses = () => {
     if (turnVersion === undefined) {
       turnVersion = (dataVersion.get() as { data_version: number }).data_version;
@@ -89,7 +92,17 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
   return {
     kysely,
     dialect: 'sqlite',
-    configVersion: () => `${otherProcesses()}:${handle.configWrites()}`,
+    configVersion: () => {
+      // The same string while nothing changed: caches compare it on every lookup (two per webhook call).
+      const other = otherProcesses();
+      const own = handle.configWrites();
+      if (other !== lastOther || own !== lastOwn) {
+        lastOther = other;
+        lastOwn = own;
+        lastVersion = `${other}:${own}`;
+      }
+      return lastVersion;
+    },
     checkpointer,
     close: async () => {
       await checkpointer?.close();

@@ -17,6 +17,9 @@ export class PgConfigWatch {
   private generation = 0;
   private notified = 0;
   private local = 0;
+  /** The counts `text` was built from. */
+  private seen: [number, number, number] = [-1, -1, -1];
+  private text = '';
 
   constructor(notifications: PgNotifications) {
     this.listener = notifications.subscribe({
@@ -38,7 +41,12 @@ export class PgConfigWatch {
       void this.listener.start();
       return undefined;
     }
-    return `${this.generation}:${this.notified}:${this.local}`;
+    // Built only when a count moved: caches compare it on every lookup (two per webhook call).
+    if (this.generation !== this.seen[0] || this.notified !== this.seen[1] || this.local !== this.seen[2]) {
+      this.seen = [this.generation, this.notified, this.local];
+      this.text = this.seen.join(':');
+    }
+    return this.text;
   }
 
   localChange(): void {

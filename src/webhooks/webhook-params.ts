@@ -50,9 +50,16 @@ const RESERVED = new Set<string>([
 ]);
 
 /** First value of a query parameter (a repeated parameter counts once). */
-function queryValue(query: Record<string, unknown>, name: string): unknown {
-  const v = query[name];
+function queryValue(query: ReadonlyMap<string, unknown>, name: string): unknown {
+  const v = query.get(name);
   return Array.isArray(v) ? v[0] : v;
+}
+
+/** The object's own fields, or undefined when it has none. */
+function fieldsOf(o: Record<string, unknown>): ReadonlyMap<string, unknown> | undefined {
+  let fields: Map<string, unknown> | undefined;
+  for (const k in o) if (Object.hasOwn(o, k)) (fields ??= new Map()).set(k, o[k]);
+  return fields;
 }
 
 /** '' in a query string or a form means "not given" for every parameter but the prompt. */
@@ -63,10 +70,14 @@ function present(v: unknown, name: string): boolean {
 export function parseWebhookParams(form: WebhookForm, query: Record<string, unknown>, body: Record<string, unknown>): WebhookParams {
   const issues: ValidationIssue[] = [];
 
+  // Fifteen names are looked up in a query and a body that usually hold one or two: as Maps, not as fifteen
+  // property lookups by computed name on each object (the accept's largest single cost in V8's own code).
+  const inQuery = fieldsOf(query);
+  const inBody = fieldsOf(body);
   const raw = (name: string): { value: unknown; loc: (string | number)[] } | undefined => {
-    const q = queryValue(query, name);
+    const q = inQuery && queryValue(inQuery, name);
     if (present(q, name)) return { value: q, loc: ['query', name] };
-    const b = body[name];
+    const b = inBody?.get(name);
     if (present(b, name)) return { value: b, loc: ['body', name] };
     return undefined;
   };
