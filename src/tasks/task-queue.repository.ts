@@ -1,10 +1,11 @@
 import { sql, type UpdateQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { RELEASED_ON_FINISH, type NewMessageRow, type TaskMessageRow, type TaskRow } from './tasks.repository.js';
+import { RELEASED_ON_FINISH, type NewEventRow, type NewMessageRow, type TaskMessageRow, type TaskRow } from './tasks.repository.js';
 import { batches, ROWS_PER_INSERT } from '../db/batches.js';
 import type { NewDeliveryRow } from './task-end-notifier.js';
 import { finishInOneStatement, outcome } from './task-finish.repository.js';
+import { CompiledInsert, CompiledOnce, slot } from '../db/compiled-once.js';
 import type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
 
 export type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
@@ -205,27 +206,55 @@ export class TaskQueueRepository {
    */
   async finishMany(items: FinishItem[]): Promise<(TaskRow | undefined)[]> {
     if (this.db.dialect === 'postgres' && items.every((i) => i.claimed)) return finishInOneStatement(this.db.kysely, items);
+    // SQLite: statements compiled once (compiled-once.ts); the outcomes' messages and events go in one insert each
+    // after the updates, in the runs' order, so a task's events keep their order and each run's final event is last.
     return this.db.kysely.transaction().execute(async (trx) => {
       const out: (TaskRow | undefined)[] = [];
-      for (const { lease: l, fields: f, messages, trace, event, now, outbox } of items) {
-        const row = await this.fenced(trx.updateTable('tasks').set(outcome(f, now)), l)
-          .returningAll()
-          .executeTakeFirst();
+      const messages: NewMessageRow[] = [];
+      const events: NewEventRow[] = [];
+      for (const { lease: l, fields: f, messages: mine, trace, event, now, outbox } of items) {
+        const { rows } = await trx.executeQuery<TaskRow>(this.finishUpdate.query(0, (s) => finishValue(s.name, l, f, now)));
+        const row = rows[0];
         out.push(row);
         if (!row) continue;
-        for (const batch of batches(messages, ROWS_PER_INSERT)) await trx.insertInto('task_messages').values(batch).execute();
-        const events = [...trace, { type: event.type, time: now, data: event.data(row) }];
-        for (const batch of batches(events, ROWS_PER_INSERT)) {
-          await trx
-            .insertInto('task_events')
-            .values(batch.map((e) => ({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data })))
-            .execute();
-        }
+        messages.push(...mine);
+        for (const e of trace) events.push({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data });
+        events.push({ organization_id: l.organizationId, task_id: l.taskId, type: event.type, time: now, data: event.data(row) });
         if (outbox?.length) await trx.insertInto('notification_deliveries').values(outbox).execute();
+      }
+      for (const batch of batches(messages, ROWS_PER_INSERT)) {
+        const q = this.messageInsert.query(batch);
+        await (q ? trx.executeQuery(q) : trx.insertInto('task_messages').values(batch).execute());
+      }
+      for (const batch of batches(events, ROWS_PER_INSERT)) {
+        const q = this.eventInsert.query(batch);
+        await (q ? trx.executeQuery(q) : trx.insertInto('task_events').values(batch).execute());
       }
       return out;
     });
   }
+
+  /** SQLite's fenced outcome update (finishMany), its values read by finishValue. */
+  private readonly finishUpdate = new CompiledOnce((_: 0) =>
+    this.fenced(
+      this.db.kysely.updateTable('tasks').set(
+        outcome(
+          {
+            status: slot('status'),
+            result: slot('result'),
+            tokens: { prompt_tokens: slot('prompt_tokens'), completion_tokens: slot('completion_tokens'), total_tokens: slot('total_tokens') },
+            llm_model_provider: slot('llm_model_provider'),
+            llm_model_name: slot('llm_model_name'),
+          } as unknown as FinishFields,
+          slot('now') as unknown as number,
+        ),
+      ),
+      { organizationId: slot('organization_id'), taskId: slot('id'), fence: slot('fence') } as unknown as Lease,
+    ).returningAll(),
+  );
+
+  private readonly messageInsert = new CompiledInsert((rows) => this.db.kysely.insertInto('task_messages').values(rows as never));
+  private readonly eventInsert = new CompiledInsert((rows) => this.db.kysely.insertInto('task_events').values(rows as never));
 
   /** Puts the task back in the queue (retry after an error, or a worker shutting down), keeping or returning the attempt. */
   async requeue(l: Lease, at: number, now: number, opts: { refundAttempt: boolean; tokens?: FinishFields['tokens'] }): Promise<TaskRow | undefined> {
@@ -272,6 +301,35 @@ export class TaskQueueRepository {
   private fenced<O>(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', O>, l: Lease): UpdateQueryBuilder<Database, 'tasks', 'tasks', O> {
     return q.where('organization_id', '=', l.organizationId).where('id', '=', l.taskId).where('fence', '=', l.fence);
   }
+}
+
+/** The value of each slot of TaskQueueRepository's compiled outcome update. */
+function finishValue(name: string, l: Lease, f: FinishFields, now: number): unknown {
+  switch (name) {
+    case 'status':
+      return f.status;
+    case 'result':
+      return f.result;
+    case 'prompt_tokens':
+      return f.tokens.prompt_tokens;
+    case 'completion_tokens':
+      return f.tokens.completion_tokens;
+    case 'total_tokens':
+      return f.tokens.total_tokens;
+    case 'llm_model_provider':
+      return f.llm_model_provider;
+    case 'llm_model_name':
+      return f.llm_model_name;
+    case 'now':
+      return now;
+    case 'organization_id':
+      return l.organizationId;
+    case 'id':
+      return l.taskId;
+    case 'fence':
+      return l.fence;
+  }
+  throw new Error(`finish update: no value for ${name}`);
 }
 
 /** The columns a run's outcome sets (its tokens are added to the task's). */
