@@ -21,6 +21,8 @@ export class Slot {
     readonly name: string,
     /** For multi-row statements: the row the value comes from. */
     readonly row = 0,
+    /** For statements that insert several lists of rows: the list. */
+    readonly list = 0,
   ) {}
 }
 
@@ -62,36 +64,48 @@ export class CompiledOnce<S> {
 }
 
 /**
- * A multi-row INSERT compiled once per row count and column list (the first row's keys, in its order). Rows that
- * do not all have exactly those keys, or that hold an undefined value (Kysely leaves such a column to its default,
- * which a fixed text cannot), get no compiled statement: `query` returns undefined and the caller builds the
- * statement as before.
+ * Multi-row INSERTs (one list of rows, or several inserted by one statement) compiled once per row counts and
+ * column lists (each list's first row's keys, in its order). Lists whose rows do not all have exactly those keys,
+ * or that hold an undefined value (Kysely leaves such a column to its default, which a fixed text cannot), get no
+ * compiled statement: `query` returns undefined and the caller builds the statement as before.
  */
 export class CompiledInsert {
   private readonly once: CompiledOnce<string>;
-  /** The rows being compiled (`query` is synchronous, so the builder reads the ones it was called for). */
-  private building: { n: number; columns: string[] } = { n: 0, columns: [] };
+  /** The lists being compiled (`query` is synchronous, so the builder reads the ones it was called for). */
+  private building: { n: number; columns: string[] }[] = [];
 
-  constructor(build: (rows: Record<string, Slot>[]) => Compilable<unknown>) {
-    this.once = new CompiledOnce<string>(() => {
-      const { n, columns } = this.building;
-      return build(Array.from({ length: n }, (_, row) => Object.fromEntries(columns.map((c) => [c, slot(c, row)]))));
-    });
+  constructor(build: (...lists: Record<string, Slot>[][]) => Compilable<unknown>) {
+    this.once = new CompiledOnce<string>(() =>
+      build(...this.building.map(({ n, columns }, list) => Array.from({ length: n }, (_, row) => Object.fromEntries(columns.map((c) => [c, new Slot(c, row, list)]))))),
+    );
   }
 
-  query(rows: readonly object[]): CompiledQuery | undefined {
-    if (!rows.length) return undefined;
-    const columns = Object.keys(rows[0]!);
-    for (const r of rows as readonly Record<string, unknown>[]) {
-      let n = 0;
-      for (const k in r) {
-        if (r[k] === undefined || !(k in rows[0]!)) return undefined;
-        n++;
-      }
-      if (n !== columns.length) return undefined;
+  query(...lists: (readonly object[])[]): CompiledQuery | undefined {
+    const shapes: { n: number; columns: string[] }[] = [];
+    let shape = '';
+    for (const rows of lists) {
+      const columns = sameColumns(rows);
+      if (!columns) return undefined;
+      shapes.push({ n: rows.length, columns });
+      shape += `${rows.length}|${columns.join(',')};`;
     }
-    const shape = `${rows.length}|${columns.join(',')}`;
-    this.building = { n: rows.length, columns };
-    return this.once.query(shape, (s) => (rows[s.row] as Record<string, unknown>)[s.name]);
+    this.building = shapes;
+    return this.once.query(shape, (s) => (lists[s.list]![s.row] as Record<string, unknown>)[s.name]);
   }
+}
+
+/** The first row's keys when every row has exactly those, none undefined. */
+function sameColumns(rows: readonly object[]): string[] | undefined {
+  if (!rows.length) return undefined;
+  const first = rows[0] as Record<string, unknown>;
+  const columns = Object.keys(first);
+  for (const r of rows as readonly Record<string, unknown>[]) {
+    let n = 0;
+    for (const k in r) {
+      if (r[k] === undefined || !(k in first)) return undefined;
+      n++;
+    }
+    if (n !== columns.length) return undefined;
+  }
+  return columns;
 }
