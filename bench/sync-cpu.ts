@@ -8,11 +8,12 @@
  *   npx tsx bench/sync-cpu.ts [sqlite|postgres] [seconds per round] [rounds]
  *   SYNC_CPU_PROFILE=/tmp/sync.cpuprofile npx tsx bench/sync-cpu.ts sqlite   # where the time goes
  *
- * Prints process CPU time per run and runs/s for each round after a warm-up round. CPU per run moves much less than
- * throughput on a shared machine, but not nothing: compare runs taken one after the other. `SYNC_CPU_PROFILE` writes
- * a V8 CPU profile of the measured rounds only (not the start-up, module loading or warm-up), for Chrome DevTools or
- * a script that sums self time by function. Source maps are turned off as `npm start` (dist/, no
- * --enable-source-maps) has them: tsx turns them on, which makes every Error's stack far dearer than in production.
+ * Prints process CPU time per run and runs/s for each round after a warm-up round (`SYNC_CPU_WARMUP_SEC`, 6 s).
+ * CPU per run moves much less than throughput on a shared machine, but not nothing: compare runs taken at the same
+ * time or one after the other. `SYNC_CPU_PROFILE` writes a V8 CPU profile of the measured rounds only (not the
+ * start-up, module loading or warm-up), for Chrome DevTools or a script that sums self time by function. Source maps
+ * are turned off as `npm start` (dist/, no --enable-source-maps) has them: tsx turns them on, which makes every
+ * Error's stack far dearer than in production.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -61,7 +62,8 @@ async function round(ms: number): Promise<{ runs: number; cpuUsPerRun: number; r
   return { runs, cpuUsPerRun: Math.round((cpu.user + cpu.system) / runs), runsPerSecond: Math.round(runs / (wall / 1000)) };
 }
 
-await round(2000);
+// Long enough for the hot paths to be optimised by V8 on a busy machine (2 s left the first rounds ~30% dearer).
+await round(Number(process.env.SYNC_CPU_WARMUP_SEC ?? 6) * 1000);
 const profileTo = process.env.SYNC_CPU_PROFILE;
 const session = profileTo ? new Session() : undefined;
 if (session) {
