@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { setBounded } from '../lib/bounded-map.js';
 import { EgressAllowList, isNonPublicAddress } from './ip-ranges.js';
 
 /**
@@ -52,15 +53,30 @@ function addressRefusal(policy: EgressPolicy, hostname: string, address: string)
   return `${address} is a private, loopback or link-local address (allow it with AGENTRY_EGRESS_ALLOW)`;
 }
 
+/**
+ * The refusal of an IP literal host (undefined: allowed), by hostname as the URL gives it. The answer depends only on
+ * the policy, which does not change, and an agent's model endpoint is asked about on every call: Node's BlockList
+ * check builds SocketAddress objects, ~1% of a synchronous run's CPU. Bounded: hostnames come from configuration.
+ */
+const literalRefusals = new WeakMap<EgressPolicy, Map<string, string | undefined>>();
+const LITERAL_REFUSALS_MAX = 1000;
+
+function literalRefusal(policy: EgressPolicy, hostname: string): string | undefined {
+  let known = literalRefusals.get(policy);
+  if (!known) literalRefusals.set(policy, (known = new Map()));
+  if (known.has(hostname)) return known.get(hostname);
+  const host = hostname.replace(/^\[|\]$/g, '');
+  const reason = isIP(host) ? addressRefusal(policy, host, host) : undefined;
+  setBounded(known, hostname, reason, LITERAL_REFUSALS_MAX);
+  return reason;
+}
+
 function checkUrlShape(policy: EgressPolicy, url: URL): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new EgressRefusedError(url.href, `only http and https are allowed, not ${url.protocol.replace(':', '')}`);
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) {
-    const reason = addressRefusal(policy, host, host);
-    if (reason) throw new EgressRefusedError(url.href, reason);
-  }
+  const reason = literalRefusal(policy, url.hostname);
+  if (reason) throw new EgressRefusedError(url.href, reason);
 }
 
 /**

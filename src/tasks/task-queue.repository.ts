@@ -1,10 +1,11 @@
 import { sql, type UpdateQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { RELEASED_ON_FINISH, type NewMessageRow, type TaskMessageRow, type TaskRow } from './tasks.repository.js';
+import { RELEASED_ON_FINISH, type NewEventRow, type NewMessageRow, type TaskMessageRow, type TaskRow } from './tasks.repository.js';
 import { batches, ROWS_PER_INSERT } from '../db/batches.js';
 import type { NewDeliveryRow } from './task-end-notifier.js';
 import { finishInOneStatement, outcome } from './task-finish.repository.js';
+import { CompiledInsert, CompiledOnce, Slot, slot } from '../db/compiled-once.js';
 import type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
 
 export type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
@@ -27,8 +28,8 @@ export class TaskQueueRepository {
     if (withExpired && (await this.hasExpired(now))) return 'expired';
     // PostgreSQL: a claim that finds nothing locks nothing and costs what the probe would; skip the round trip.
     if (this.db.dialect === 'postgres') return 'pending';
-    const pending = await k.selectFrom('tasks').select('id').where('status', '=', 'pending').where('queued_at', '<=', now).limit(1).executeTakeFirst();
-    return pending ? 'pending' : undefined;
+    const { rows } = await k.executeQuery(this.pendingProbe.query(0, () => now));
+    return rows.length ? 'pending' : undefined;
   }
 
   private async hasExpired(now: number): Promise<boolean> {
@@ -53,8 +54,9 @@ export class TaskQueueRepository {
    * worker with several free slots fills them in one round trip instead of one each: on PostgreSQL every claim is
    * a commit, and a commit's WAL flush is what a worker's claims queue behind.
    */
-  claimPendingBatch(owner: string, now: number, leaseMs: number, limit: number): Promise<TaskRow[]> {
-    return this.claim(sql`status = 'pending' and queued_at <= ${now}`, sql`queued_at`, owner, now, leaseMs, limit);
+  async claimPendingBatch(owner: string, now: number, leaseMs: number, limit: number): Promise<TaskRow[]> {
+    const { rows } = await this.db.kysely.executeQuery<TaskRow>(this.pendingClaim.query(0, (s) => claimValue(s.name, owner, now, leaseMs, limit)));
+    return inQueueOrder(rows);
   }
 
   /** Claims a task whose worker stopped heart-beating (it died), while it has attempts left. */
@@ -71,24 +73,35 @@ export class TaskQueueRepository {
   }
 
   private async claim(candidate: ReturnType<typeof sql>, order: ReturnType<typeof sql>, owner: string, now: number, leaseMs: number, limit: number): Promise<TaskRow[]> {
-    const set = sql`status = 'executing', lease_owner = ${owner}, lease_expires_at = ${now + leaseMs}, heartbeat_at = ${now},
+    return inQueueOrder((await this.claimStatement(candidate, order, owner, now + leaseMs, now, limit).execute(this.db.kysely)).rows);
+  }
+
+  /** The claim of up to `limit` rows matching `candidate`, oldest by `order` first (each argument a value or a Slot). */
+  private claimStatement(candidate: ReturnType<typeof sql>, order: ReturnType<typeof sql>, owner: unknown, leaseExpires: unknown, now: unknown, limit: unknown) {
+    const set = sql`status = 'executing', lease_owner = ${owner}, lease_expires_at = ${leaseExpires}, heartbeat_at = ${now},
       fence = fence + 1, execution_attempts = execution_attempts + 1, hitl_request = null, hitl_decision = null,
       started_at = coalesce(started_at, ${now}), updated_at = ${now}`;
-    const k = this.db.kysely;
-    // RETURNING follows no order: the rows are put back in queue order, which is the order they are started in.
-    const inOrder = (rows: TaskRow[]) => (rows.length > 1 ? rows.sort((a, b) => Number(a.queued_at) - Number(b.queued_at) || Number(a.created_at) - Number(b.created_at)) : rows);
     if (this.db.dialect === 'postgres') {
-      const r = await sql<TaskRow>`
+      return sql<TaskRow>`
         with c as (select organization_id, id from tasks where ${candidate} order by ${order} limit ${limit} for update skip locked)
-        update tasks t set ${set} from c where t.organization_id = c.organization_id and t.id = c.id returning t.*`.execute(k);
-      return inOrder(r.rows);
+        update tasks t set ${set} from c where t.organization_id = c.organization_id and t.id = c.id returning t.*`;
     }
-    const r = await sql<TaskRow>`
+    return sql<TaskRow>`
       update tasks set ${set}
       where (organization_id, id) in (select organization_id, id from tasks where ${candidate} order by ${order} limit ${limit})
-      returning *`.execute(k);
-    return inOrder(r.rows);
+      returning *`;
   }
+
+  // The worker's hot statements, compiled once (db/compiled-once.ts).
+  private readonly pendingProbe = new CompiledOnce((_: 0) =>
+    this.db.kysely.selectFrom('tasks').select('id').where('status', '=', 'pending').where('queued_at', '<=', slot('now') as never).limit(1),
+  );
+  private readonly pendingClaim = new CompiledOnce((_: 0) => ({
+    compile: () =>
+      this.claimStatement(sql`status = 'pending' and queued_at <= ${slot('now')}`, sql`queued_at`, slot('owner'), slot('leaseExpires'), slot('now'), slot('limit')).compile(
+        this.db.kysely,
+      ),
+  }));
 
   /**
    * Ends tasks whose workers died more often than their attempts allow, as `error`.
@@ -158,7 +171,21 @@ export class TaskQueueRepository {
    */
   async appendEvents(l: Lease, events: TraceEvent[]): Promise<boolean> {
     if (!events.length) return true;
+    // Compiled once per number of events (db/compiled-once.ts).
+    const q = this.eventAppend.query(events.length, (s) => {
+      if (s.name === 'organization_id') return l.organizationId;
+      if (s.name === 'task_id') return l.taskId;
+      if (s.name === 'fence') return l.fence;
+      return events[s.row]![s.name as keyof TraceEvent];
+    });
+    const r = await this.db.kysely.executeQuery(q);
+    return Number(r.numAffectedRows ?? 0) > 0;
+  }
+
+  private readonly eventAppend = new CompiledOnce((n: number) => {
     const pg = this.db.dialect === 'postgres';
+    const events = Array.from({ length: n }, (_, i) => ({ type: new Slot('type', i), time: new Slot('time', i), data: new Slot('data', i) }));
+    const l = { organizationId: slot('organization_id'), taskId: slot('task_id'), fence: slot('fence') };
     const rows = sql.join(
       events.map((e, i) => (pg ? sql`(${i}::int, ${e.type}::text, ${e.time}::bigint, ${e.data}::text)` : sql`(${i}, ${e.type}, ${e.time}, ${e.data})`)),
     );
@@ -169,15 +196,15 @@ export class TaskQueueRepository {
     // events do not wait for their own WAL flush (synchronous_commit off for this statement's implicit transaction):
     // a crash of PostgreSQL can lose only the last events of a run that is then claimed again; the run's outcome
     // (finish) commits synchronously, which flushes every event before it too.
-    const r = await sql`
+    const q = sql`
       insert into task_events (organization_id, task_id, type, time, data)
       select t.organization_id, t.id, v.type, v.time, v.data from tasks t, ${values}
       where t.organization_id = ${l.organizationId} and t.id = ${l.taskId} and t.fence = ${l.fence}
       ${pg ? sql`and set_config('synchronous_commit', 'off', true) is not null` : sql``}
       order by v.ord
-      ${pg ? sql`for share of t` : sql``}`.execute(this.db.kysely);
-    return Number(r.numAffectedRows ?? 0) > 0;
-  }
+      ${pg ? sql`for share of t` : sql``}`;
+    return { compile: () => q.compile(this.db.kysely) };
+  }, 512);
 
   /**
    * Records the outcome, the run's thread messages and its trace ending with the final event, atomically, only
@@ -205,27 +232,55 @@ export class TaskQueueRepository {
    */
   async finishMany(items: FinishItem[]): Promise<(TaskRow | undefined)[]> {
     if (this.db.dialect === 'postgres' && items.every((i) => i.claimed)) return finishInOneStatement(this.db.kysely, items);
+    // SQLite: statements compiled once (compiled-once.ts); the outcomes' messages and events go in one insert each
+    // after the updates, in the runs' order, so a task's events keep their order and each run's final event is last.
     return this.db.kysely.transaction().execute(async (trx) => {
       const out: (TaskRow | undefined)[] = [];
-      for (const { lease: l, fields: f, messages, trace, event, now, outbox } of items) {
-        const row = await this.fenced(trx.updateTable('tasks').set(outcome(f, now)), l)
-          .returningAll()
-          .executeTakeFirst();
+      const messages: NewMessageRow[] = [];
+      const events: NewEventRow[] = [];
+      for (const { lease: l, fields: f, messages: mine, trace, event, now, outbox } of items) {
+        const { rows } = await trx.executeQuery<TaskRow>(this.finishUpdate.query(0, (s) => finishValue(s.name, l, f, now)));
+        const row = rows[0];
         out.push(row);
         if (!row) continue;
-        for (const batch of batches(messages, ROWS_PER_INSERT)) await trx.insertInto('task_messages').values(batch).execute();
-        const events = [...trace, { type: event.type, time: now, data: event.data(row) }];
-        for (const batch of batches(events, ROWS_PER_INSERT)) {
-          await trx
-            .insertInto('task_events')
-            .values(batch.map((e) => ({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data })))
-            .execute();
-        }
+        messages.push(...mine);
+        for (const e of trace) events.push({ organization_id: l.organizationId, task_id: l.taskId, type: e.type, time: e.time, data: e.data });
+        events.push({ organization_id: l.organizationId, task_id: l.taskId, type: event.type, time: now, data: event.data(row) });
         if (outbox?.length) await trx.insertInto('notification_deliveries').values(outbox).execute();
+      }
+      for (const batch of batches(messages, ROWS_PER_INSERT)) {
+        const q = this.messageInsert.query(batch);
+        await (q ? trx.executeQuery(q) : trx.insertInto('task_messages').values(batch).execute());
+      }
+      for (const batch of batches(events, ROWS_PER_INSERT)) {
+        const q = this.eventInsert.query(batch);
+        await (q ? trx.executeQuery(q) : trx.insertInto('task_events').values(batch).execute());
       }
       return out;
     });
   }
+
+  /** SQLite's fenced outcome update (finishMany), its values read by finishValue. */
+  private readonly finishUpdate = new CompiledOnce((_: 0) =>
+    this.fenced(
+      this.db.kysely.updateTable('tasks').set(
+        outcome(
+          {
+            status: slot('status'),
+            result: slot('result'),
+            tokens: { prompt_tokens: slot('prompt_tokens'), completion_tokens: slot('completion_tokens'), total_tokens: slot('total_tokens') },
+            llm_model_provider: slot('llm_model_provider'),
+            llm_model_name: slot('llm_model_name'),
+          } as unknown as FinishFields,
+          slot('now') as unknown as number,
+        ),
+      ),
+      { organizationId: slot('organization_id'), taskId: slot('id'), fence: slot('fence') } as unknown as Lease,
+    ).returningAll(),
+  );
+
+  private readonly messageInsert = new CompiledInsert((rows) => this.db.kysely.insertInto('task_messages').values(rows as never));
+  private readonly eventInsert = new CompiledInsert((rows) => this.db.kysely.insertInto('task_events').values(rows as never));
 
   /** Puts the task back in the queue (retry after an error, or a worker shutting down), keeping or returning the attempt. */
   async requeue(l: Lease, at: number, now: number, opts: { refundAttempt: boolean; tokens?: FinishFields['tokens'] }): Promise<TaskRow | undefined> {
@@ -272,6 +327,55 @@ export class TaskQueueRepository {
   private fenced<O>(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', O>, l: Lease): UpdateQueryBuilder<Database, 'tasks', 'tasks', O> {
     return q.where('organization_id', '=', l.organizationId).where('id', '=', l.taskId).where('fence', '=', l.fence);
   }
+}
+
+/** RETURNING follows no order: claimed rows are put back in queue order, which is the order they are started in. */
+function inQueueOrder(rows: TaskRow[]): TaskRow[] {
+  return rows.length > 1 ? rows.sort((a, b) => Number(a.queued_at) - Number(b.queued_at) || Number(a.created_at) - Number(b.created_at)) : rows;
+}
+
+/** The value of each slot of TaskQueueRepository's compiled claim. */
+function claimValue(name: string, owner: string, now: number, leaseMs: number, limit: number): unknown {
+  switch (name) {
+    case 'owner':
+      return owner;
+    case 'leaseExpires':
+      return now + leaseMs;
+    case 'now':
+      return now;
+    case 'limit':
+      return limit;
+  }
+  throw new Error(`claim: no value for ${name}`);
+}
+
+/** The value of each slot of TaskQueueRepository's compiled outcome update. */
+function finishValue(name: string, l: Lease, f: FinishFields, now: number): unknown {
+  switch (name) {
+    case 'status':
+      return f.status;
+    case 'result':
+      return f.result;
+    case 'prompt_tokens':
+      return f.tokens.prompt_tokens;
+    case 'completion_tokens':
+      return f.tokens.completion_tokens;
+    case 'total_tokens':
+      return f.tokens.total_tokens;
+    case 'llm_model_provider':
+      return f.llm_model_provider;
+    case 'llm_model_name':
+      return f.llm_model_name;
+    case 'now':
+      return now;
+    case 'organization_id':
+      return l.organizationId;
+    case 'id':
+      return l.taskId;
+    case 'fence':
+      return l.fence;
+  }
+  throw new Error(`finish update: no value for ${name}`);
 }
 
 /** The columns a run's outcome sets (its tokens are added to the task's). */

@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
+import { CompiledInsert } from '../db/compiled-once.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { TaskStatus } from './task.types.js';
@@ -118,23 +119,25 @@ export class TasksRepository {
     const runs = items.map(({ task: t }) => ({ organization_id: t.organization_id, task_id: t.id, run: t.run ?? 1, agent_id: t.agent_id, created_at: t.created_at }));
     const events = items.map((i) => i.event);
     let seqs: { task_id: string; seq: number }[];
+    // The statements are compiled once per shape (db/compiled-once.ts); rows of another shape are built as usual.
     if (this.db.dialect === 'postgres') {
       // One statement, so one round trip: data-modifying CTEs.
-      seqs = await trx
-        .with('t', (db) => db.insertInto('tasks').values(tasks))
-        .with('r', (db) => db.insertInto('task_runs').values(runs))
-        .insertInto('task_events')
-        .values(events)
-        .returning(['task_id', 'seq'])
-        .execute();
+      const q = this.newTasksInsert.query(tasks, runs, events);
+      seqs = q ? (await trx.executeQuery<{ task_id: string; seq: number }>(q)).rows : await newTasksStatement(trx, tasks, runs, events).execute();
     } else {
-      await trx.insertInto('tasks').values(tasks).execute();
-      await trx.insertInto('task_runs').values(runs).execute();
-      seqs = await trx.insertInto('task_events').values(events).returning(['task_id', 'seq']).execute();
+      const [t, r, e] = [this.taskInsert.query(tasks), this.runInsert.query(runs), this.createdInsert.query(events)];
+      await (t ? trx.executeQuery(t) : trx.insertInto('tasks').values(tasks).execute());
+      await (r ? trx.executeQuery(r) : trx.insertInto('task_runs').values(runs).execute());
+      seqs = e ? (await trx.executeQuery<{ task_id: string; seq: number }>(e)).rows : await trx.insertInto('task_events').values(events).returning(['task_id', 'seq']).execute();
     }
     const byTask = new Map(seqs.map((r) => [r.task_id, Number(r.seq)]));
     return items.map((i) => byTask.get(i.task.id)!);
   }
+
+  private readonly newTasksInsert = new CompiledInsert((t, r, e) => newTasksStatement(this.db.kysely, t as never, r as never, e as never));
+  private readonly taskInsert = new CompiledInsert((rows) => this.db.kysely.insertInto('tasks').values(rows as never));
+  private readonly runInsert = new CompiledInsert((rows) => this.db.kysely.insertInto('task_runs').values(rows as never));
+  private readonly createdInsert = new CompiledInsert((rows) => this.db.kysely.insertInto('task_events').values(rows as never).returning(['task_id', 'seq']));
 
   /** A task end's notification outbox rows, in the transaction that records the end (task-end-notifier.ts). */
   async insertDeliveries(trx: Transaction<Database>, rows: Insertable<Database['notification_deliveries']>[]): Promise<void> {
@@ -301,4 +304,19 @@ export class TasksRepository {
       .orderBy('seq')
       .execute();
   }
+}
+
+/** PostgreSQL: new tasks, their first runs and their `task_created` events in one statement (data-modifying CTEs). */
+function newTasksStatement(
+  k: Transaction<Database> | Db['kysely'],
+  tasks: NewTaskRow[],
+  runs: Insertable<Database['task_runs']>[],
+  events: NewEventRow[],
+) {
+  return k
+    .with('t', (db) => db.insertInto('tasks').values(tasks))
+    .with('r', (db) => db.insertInto('task_runs').values(runs))
+    .insertInto('task_events')
+    .values(events)
+    .returning(['task_id', 'seq']);
 }
