@@ -74,7 +74,7 @@ export async function defaultDeployment(run: DefaultDeploymentRun): Promise<void
         if (missing > 0) await load({ ...accept, connections, amount: missing });
         const fillSec = (performance.now() - t0) / 1000;
         const backlog = await countTasks(svc, agentId, 'pending');
-        run.extra(`- ${run.db}, default deployment: ${Math.max(0, missing)} more calls accepted in ${fillSec.toFixed(1)} s (${(Math.max(0, missing) / fillSec).toFixed(0)} req/s sustained) to a backlog of ${backlog} pending tasks`);
+        if (missing > 0) run.extra(`- ${run.db}, default deployment: ${missing} more calls accepted in ${fillSec.toFixed(1)} s (${(missing / fillSec).toFixed(0)} req/s sustained) to a backlog of ${backlog} pending tasks`);
         await measure(`${connections} connections, ${backlog} tasks pending`, connections);
       }
     } finally {
