@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompiledInsert, CompiledOnce, slot } from '../../src/db/compiled-once.js';
-import { openDatabase, type Db } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrate.js';
-import { createPgDatabase, TEST_DBS } from '../support/databases.js';
+import type { Db } from '../../src/db/database.js';
+import { TEST_DBS } from '../support/databases.js';
+import { openMigratedDb } from '../support/migrated-db.js';
 
 /**
  * Hot statements compiled once (src/db/compiled-once.ts): the SQL and parameters must be exactly what Kysely builds
@@ -14,26 +11,11 @@ import { createPgDatabase, TEST_DBS } from '../support/databases.js';
  */
 describe.each(TEST_DBS)('compiled once (%s)', (kind) => {
   let db: Db;
-  let cleanup: () => Promise<void>;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    if (kind === 'postgres') {
-      const pg = await createPgDatabase();
-      db = openDatabase({ url: pg.url, sqlitePath: '' });
-      cleanup = async () => {
-        await db.close();
-        await pg.drop();
-      };
-    } else {
-      const dir = mkdtempSync(join(tmpdir(), 'agentry-compiled-'));
-      db = openDatabase({ sqlitePath: join(dir, 'x.db') });
-      cleanup = async () => {
-        await db.close();
-        rmSync(dir, { recursive: true, force: true });
-      };
-    }
-    await migrate(db);
+    ({ db, close } = await openMigratedDb(kind));
   });
-  afterAll(() => cleanup());
+  afterAll(() => close());
 
   const run = (i: number) => ({ organization_id: 'org', task_id: `t${i}`, run: i, agent_id: 'a', created_at: 1000 + i });
 

@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrate.js';
-import { createPgDatabase, TEST_DBS } from '../support/databases.js';
+import type { Db } from '../../src/db/database.js';
+import { TEST_DBS } from '../support/databases.js';
+import { openMigratedDb } from '../support/migrated-db.js';
 
 /**
  * Migration 0009 made three task indexes partial (IS NOT NULL). The queries that need them must still use them:
@@ -20,26 +17,11 @@ const QUERIES: [string, string][] = [
 
 describe.each(TEST_DBS)('partial task indexes (%s)', (kind) => {
   let db: Db;
-  let cleanup: () => Promise<void>;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    if (kind === 'postgres') {
-      const pg = await createPgDatabase();
-      db = openDatabase({ url: pg.url, sqlitePath: ':memory:' });
-      cleanup = async () => {
-        await db.close();
-        await pg.drop();
-      };
-    } else {
-      const dir = mkdtempSync(join(tmpdir(), 'agentry-idx-'));
-      db = openDatabase({ sqlitePath: join(dir, 'x.db') });
-      cleanup = async () => {
-        await db.close();
-        rmSync(dir, { recursive: true, force: true });
-      };
-    }
-    await migrate(db);
+    ({ db, close } = await openMigratedDb(kind));
   });
-  afterAll(() => cleanup());
+  afterAll(() => close());
 
   it.each(QUERIES)('%s serves its query', async (index, query) => {
     expect(await plan(db.kysely, kind, query)).toContain(index);
