@@ -9,6 +9,7 @@
  * busy machine, but not nothing: compare runs taken one after the other.
  */
 import { createTestApp } from '../test/support/harness.js';
+import { cpuRound } from './lib.js';
 
 const kind = (process.argv[2] ?? 'sqlite') as 'sqlite' | 'postgres';
 const seconds = Number(process.argv[3] ?? 5);
@@ -20,23 +21,7 @@ const secret = new URL((await t.req('POST', `/v1/agents/${agentId}/webhook`)).js
 const bound = await t.c.webhooks.resolvePublic(secret);
 const body = { prompt: 'hello there, a short prompt', asynchronous: true };
 
-async function round(ms: number): Promise<{ calls: number; cpuUsPerCall: number; callsPerSecond: number }> {
-  let calls = 0;
-  const end = Date.now() + ms;
-  const cpu0 = process.cpuUsage();
-  const wall0 = performance.now();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (Date.now() < end) {
-        await t.c.webhooks.invoke({ form: 'public', secret, bound, query: {}, body: { ...body }, files: [] });
-        calls++;
-      }
-    }),
-  );
-  const cpu = process.cpuUsage(cpu0);
-  const wall = performance.now() - wall0;
-  return { calls, cpuUsPerCall: Math.round(((cpu.user + cpu.system) / calls) * 10) / 10, callsPerSecond: Math.round(calls / (wall / 1000)) };
-}
+const round = (ms: number) => cpuRound(ms, IN_FLIGHT, () => t.c.webhooks.invoke({ form: 'public', secret, bound, query: {}, body: { ...body }, files: [] }));
 
 await round(2000);
 for (let i = 0; i < 3; i++) console.log(kind, await round(seconds * 1000));

@@ -236,3 +236,33 @@ export async function latency(o: { url: string; method?: 'GET' | 'POST'; headers
   const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(times.length * q))]! * 100) / 100;
   return { requests: times.length, p50: at(0.5), p99: at(0.99), failures };
 }
+
+export interface CpuRound {
+  calls: number;
+  /** Process CPU time (user + system) per call, in microseconds. */
+  cpuUsPerCall: number;
+  callsPerSecond: number;
+}
+
+/**
+ * In-process CPU per call (bench/accept-cpu.ts, bench/sync-cpu.ts): `inFlight` callers repeat `call` for `ms`; the
+ * process's CPU time over the round divided by the calls made. CPU time moves less than throughput on a shared
+ * machine, so rounds taken one after the other compare.
+ */
+export async function cpuRound(ms: number, inFlight: number, call: () => Promise<unknown>): Promise<CpuRound> {
+  let calls = 0;
+  const end = Date.now() + ms;
+  const cpu0 = process.cpuUsage();
+  const wall0 = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (Date.now() < end) {
+        await call();
+        calls++;
+      }
+    }),
+  );
+  const cpu = process.cpuUsage(cpu0);
+  const wall = performance.now() - wall0;
+  return { calls, cpuUsPerCall: Math.round(((cpu.user + cpu.system) / calls) * 10) / 10, callsPerSecond: Math.round(calls / (wall / 1000)) };
+}

@@ -8,7 +8,7 @@
  *   npx tsx bench/sync-cpu.ts [sqlite|postgres] [seconds per round] [rounds]
  *   SYNC_CPU_PROFILE=/tmp/sync.cpuprofile npx tsx bench/sync-cpu.ts sqlite   # where the time goes
  *
- * Prints process CPU time per run and runs/s for each round after a warm-up round (`SYNC_CPU_WARMUP_SEC`, 6 s).
+ * Prints process CPU time per run (`cpuUsPerCall`) and runs/s (`callsPerSecond`) for each round after a warm-up round (`SYNC_CPU_WARMUP_SEC`, 6 s).
  * CPU per run moves much less than throughput on a shared machine, but not nothing: compare runs taken at the same
  * time or one after the other. `SYNC_CPU_PROFILE` writes a V8 CPU profile of the measured rounds only (not the
  * start-up, module loading or warm-up), for Chrome DevTools or a script that sums self time by function. Source maps
@@ -18,7 +18,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createTestApp } from '../test/support/harness.js';
-import { startChild } from './lib.js';
+import { cpuRound, startChild } from './lib.js';
 
 process.setSourceMapsEnabled(false);
 
@@ -44,23 +44,7 @@ const first = await call();
 const value = first.kind === 'result' ? (first.value as { status?: string; result?: unknown }) : undefined;
 if (value?.status !== 'completed' || value.result !== 'Done.') throw new Error(`the run did not complete: ${JSON.stringify(first)}`);
 
-async function round(ms: number): Promise<{ runs: number; cpuUsPerRun: number; runsPerSecond: number }> {
-  let runs = 0;
-  const end = Date.now() + ms;
-  const cpu0 = process.cpuUsage();
-  const wall0 = performance.now();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (Date.now() < end) {
-        await call();
-        runs++;
-      }
-    }),
-  );
-  const cpu = process.cpuUsage(cpu0);
-  const wall = performance.now() - wall0;
-  return { runs, cpuUsPerRun: Math.round((cpu.user + cpu.system) / runs), runsPerSecond: Math.round(runs / (wall / 1000)) };
-}
+const round = (ms: number) => cpuRound(ms, IN_FLIGHT, call);
 
 // Long enough for the hot paths to be optimised by V8 on a busy machine (2 s left the first rounds ~30% dearer).
 await round(Number(process.env.SYNC_CPU_WARMUP_SEC ?? 6) * 1000);
