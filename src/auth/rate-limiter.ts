@@ -51,21 +51,11 @@ export class RateLimiter {
   ) {}
 
   /**
-   * Spends one token when that needs nothing but memory (the limit is off, or a leased token is at hand, and no
-   * lease is due): true. False changes nothing: the caller then awaits `take`, which does the rest.
+   * Spends one token of the bucket, or rejects with 429 and the seconds until one is available (Retry-After).
+   * Answered synchronously (undefined) when memory alone allows the call (the limit is off, or a leased token is at
+   * hand): every request passes here, and most need no promise.
    */
-  trySpend(organizationId: string, bucket: string, spec: BucketSpec): boolean {
-    if (spec.perSecond <= 0) return true;
-    const s = this.local.get(`${organizationId}\u0000${bucket}`);
-    if (!s || s.tokens < 1) return false;
-    const batch = Math.max(1, Math.min(s.batch, spec.burst));
-    if (batch > 1 && s.tokens - 1 < batch / 2 && !s.leasing) return false;
-    s.tokens -= 1;
-    return true;
-  }
-
-  /** Spends one token of the bucket, or throws 429 with the seconds until one is available (Retry-After). */
-  async take(organizationId: string, bucket: string, spec: BucketSpec): Promise<void> {
+  take(organizationId: string, bucket: string, spec: BucketSpec): void | Promise<void> {
     if (spec.perSecond <= 0) return;
     const key = `${organizationId}\u0000${bucket}`;
     let s = this.local.get(key);
@@ -73,17 +63,26 @@ export class RateLimiter {
       s = { tokens: 0, deniedUntil: 0, batch: this.leaseSize, lastLease: 0 };
       setBounded(this.local, key, s, MAX_LOCAL);
     }
+    if (this.spend(organizationId, bucket, s, spec)) return;
+    return this.takeLeasing(organizationId, bucket, s, spec);
+  }
+
+  /** A token from memory when there is one; leases the next batch before this one runs out. */
+  private spend(organizationId: string, bucket: string, s: Local, spec: BucketSpec): boolean {
+    if (s.tokens < 1) return false;
+    s.tokens -= 1;
+    const batch = Math.max(1, Math.min(s.batch, spec.burst));
+    // Lease the next batch before this one runs out, so a steady caller never waits for the database.
+    if (batch > 1 && s.tokens < batch / 2 && !s.leasing) void this.refill(organizationId, bucket, s, spec, batch);
+    return true;
+  }
+
+  private async takeLeasing(organizationId: string, bucket: string, s: Local, spec: BucketSpec): Promise<void> {
     for (;;) {
-      const batch = Math.max(1, Math.min(s.batch, spec.burst));
-      if (s.tokens >= 1) {
-        s.tokens -= 1;
-        // Lease the next batch before this one runs out, so a steady caller never waits for the database.
-        if (batch > 1 && s.tokens < batch / 2 && !s.leasing) void this.refill(organizationId, bucket, s, spec, batch);
-        return;
-      }
       const now = this.clock.now();
       if (now < s.deniedUntil) throw rateLimited(s.deniedUntil - now);
-      await this.refill(organizationId, bucket, s, spec, batch);
+      await this.refill(organizationId, bucket, s, spec, Math.max(1, Math.min(s.batch, spec.burst)));
+      if (this.spend(organizationId, bucket, s, spec)) return;
     }
   }
 
@@ -129,7 +128,7 @@ export class RateLimits {
   ) {}
 
   /** REST calls and key-form webhook calls, per API key (or JWT subject). */
-  forPrincipal(p: { organizationId: string; kind: string; subject: string }): Promise<void> {
+  forPrincipal(p: { organizationId: string; kind: string; subject: string }): void | Promise<void> {
     return this.limiter.take(p.organizationId, `key:${p.kind}:${p.subject}`, this.settings.key);
   }
 
@@ -137,12 +136,7 @@ export class RateLimits {
    * Public-URL webhook calls, per URL. An agent has one live URL at a time, so the bucket is the agent's: a regenerated
    * URL (after a leak) does not start with a fresh allowance.
    */
-  forPublicWebhook(b: { organizationId: string; agentId: string }): Promise<void> {
+  forPublicWebhook(b: { organizationId: string; agentId: string }): void | Promise<void> {
     return this.limiter.take(b.organizationId, `webhook:${b.agentId}`, this.settings.webhook);
-  }
-
-  /** `forPublicWebhook` when memory alone can allow the call: true; false means "await forPublicWebhook". */
-  tryPublicWebhook(b: { organizationId: string; agentId: string }): boolean {
-    return this.limiter.trySpend(b.organizationId, `webhook:${b.agentId}`, this.settings.webhook);
   }
 }

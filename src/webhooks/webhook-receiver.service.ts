@@ -114,11 +114,12 @@ export class WebhookReceiver {
    * lookup fails. Needs nothing from the body, so a dead URL is refused before its body is read.
    */
   resolvePublic(secret: string | undefined): PublicBinding | Promise<PublicBinding> {
-    // A busy URL is answered from memory: its binding cached and current, a leased rate-limit token at hand. Every
-    // accepted call starts here, and the asynchronous path costs five promises more.
+    // A busy URL is answered from memory: its binding cached and current, a leased rate-limit token at hand (the
+    // limiter answers synchronously then). Every accepted call starts here; the lookup costs five promises more.
     const known = secret ? this.channels.resolveSecretCached(secret) : undefined;
-    if (known && (!this.limits || this.limits.tryPublicWebhook(known))) return known;
-    return this.lookUpPublic(secret);
+    if (!known) return this.lookUpPublic(secret);
+    const leasing = this.limits?.forPublicWebhook(known);
+    return leasing ? leasing.then(() => known) : known;
   }
 
   private async lookUpPublic(secret: string | undefined): Promise<PublicBinding> {
