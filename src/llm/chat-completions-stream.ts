@@ -1,4 +1,4 @@
-import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, SharedV3Warning } from '@ai-sdk/provider';
 import { APICallError, EmptyResponseBodyError } from '@ai-sdk/provider';
 import { VERSION } from '@ai-sdk/openai-compatible';
 import { convertToOpenAICompatibleChatMessages, prepareTools } from '@ai-sdk/openai-compatible/internal';
@@ -10,7 +10,9 @@ import {
   withUserAgentSuffix,
   zodSchema,
 } from '@ai-sdk/provider-utils';
-import { createParser } from 'eventsource-parser';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+import type { Readable } from 'node:stream';
+import { NODE_BODY, nodeBodyOf } from '../net/safe-fetch.js';
 import { z } from 'zod';
 import { ChunkTransform } from './chat-chunk-transform.js';
 
@@ -28,6 +30,10 @@ import { ChunkTransform } from './chat-chunk-transform.js';
  * streaming tool-call tracker, usage conversion and finish-reason mapping. What is ported is its chunk transform
  * (openai-compatible-chat-language-model.ts, doStream), part for part; test/llm/chat-completions-stream.test.ts feeds
  * the same bytes to both and requires the same parts, so an SDK upgrade that changes them fails there.
+ *
+ * No web stream is built on the way either: the transport hands the body over as its Node stream when it can
+ * (safe-fetch's NODE_BODY, for an agent's llm_api_base), and the runtime takes the parts with `partReaderOf`, so the
+ * result's `stream` is only built for a caller that asks for it. Both were a further ~5% of a short run's CPU.
  *
  * Calls with options this path does not translate (sampling settings, response formats, provider options, extra
  * headers, raw chunks) and every `doGenerate` go to the SDK's own model: our runtime sends none of them today.
@@ -112,18 +118,17 @@ async function streamChat(
     body,
     failedResponseHandler,
     successfulResponseHandler: async ({ response }) => {
+      const source = nodeBodyOf(response) ?? response.body;
       // As the SDK's event-stream handler does.
-      if (response.body == null) throw new EmptyResponseBodyError({});
-      return { value: { body: response.body, status: response.status }, responseHeaders: extractResponseHeaders(response) };
+      if (source == null) throw new EmptyResponseBodyError({});
+      return { value: { source, status: response.status }, responseHeaders: extractResponseHeaders(response) };
     },
     abortSignal: options.abortSignal,
-    fetch: config.fetch,
+    // Asks the transport for the body as the Node stream it arrives on (safe-fetch.ts NODE_BODY); another fetch
+    // ignores the option and answers with a web stream.
+    fetch: (input, init) => config.fetch(input, { ...init, [NODE_BODY]: true } as RequestInit),
   });
 
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  const chunks = new ChunkTransform(config.providerName);
-  const parser = createParser({ onEvent: (event) => chunks.acceptData(event.data) });
   // The SDK's wrapResponseBodyStream: a body that fails mid-answer is an APICallError, retryable when the network
   // failed (an abort stays an abort).
   const bodyFailure = (cause: unknown) =>
@@ -138,41 +143,149 @@ async function streamChat(
           requestBodyValues: body,
           ...(isNetworkFailure(cause) && { isRetryable: true }),
         });
+  const parts = new ChatPartReader(bytesOf(response.source), new ChunkTransform(config.providerName), toolWarnings, bodyFailure);
+  return new DirectStreamResult({ body }, { headers: responseHeaders }, parts);
+}
 
-  const stream = new ReadableStream<StreamPart>({
-    start(controller) {
-      controller.enqueue({ type: 'stream-start', warnings: toolWarnings });
-    },
+type StreamResult = Awaited<ReturnType<LanguageModelV3['doStream']>>;
+
+/** The reading side of a stream of parts, as a ReadableStream's default reader offers it. */
+export interface PartReader {
+  read(): Promise<ReadableStreamReadResult<StreamPart>>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/**
+ * The parts of a `doStream` result. For a call read here, the parts come straight from the body without the
+ * ReadableStream the result's `stream` would build (Node 20 makes every web stream transferable on construction,
+ * which is slow); any other model's stream is read as usual. Either way the result's parts can be read once.
+ */
+export function partReaderOf(result: StreamResult): PartReader {
+  return result instanceof DirectStreamResult ? result.partReader() : result.stream.getReader();
+}
+
+/**
+ * What `doStream` returns here: the SDK's result, with `stream` built only when asked for, and the direct reader
+ * beside it (partReaderOf). Whichever is taken first owns the parts. A class, so the getter costs no per-call
+ * object reshaping; nothing copies a result (a spread would drop `stream`).
+ */
+class DirectStreamResult implements StreamResult {
+  private taken = false;
+  private built: ReadableStream<StreamPart> | undefined;
+
+  constructor(
+    readonly request: StreamResult['request'],
+    readonly response: StreamResult['response'],
+    private readonly parts: ChatPartReader,
+  ) {}
+
+  get stream(): ReadableStream<StreamPart> {
+    return (this.built ??= readableOf(this.take()));
+  }
+
+  partReader(): PartReader {
+    return this.take();
+  }
+
+  private take(): ChatPartReader {
+    if (this.taken) throw new TypeError('The stream of this model call has already been read');
+    this.taken = true;
+    return this.parts;
+  }
+}
+
+function readableOf(parts: PartReader): ReadableStream<StreamPart> {
+  return new ReadableStream<StreamPart>({
     async pull(controller) {
-      // Reads until a read yields parts or the body ends, so every pull delivers something.
-      for (;;) {
-        let next: ReadableStreamReadResult<Uint8Array>;
-        try {
-          next = await reader.read();
-        } catch (e) {
-          controller.error(bodyFailure(e));
-          return;
-        }
-        if (next.done) {
-          // An event left without its blank line is dropped, as EventSourceParserStream does.
-          parser.feed(decoder.decode());
-          // finish() hands over every part not yet taken, its own last.
-          for (const part of chunks.finish()) controller.enqueue(part);
-          controller.close();
-          return;
-        }
-        parser.feed(decoder.decode(next.value, { stream: true }));
-        const parts = chunks.take();
-        if (parts.length === 0) continue;
-        for (const part of parts) controller.enqueue(part);
-        return;
+      try {
+        const next = await parts.read();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      } catch (e) {
+        controller.error(e);
       }
     },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
+    cancel: (reason) => parts.cancel(reason),
   });
-  return { stream, request: { body }, response: { headers: responseHeaders } };
+}
+
+/** The body's bytes, one read at a time, from a Node stream or a web stream. */
+interface ByteSource {
+  next(): Promise<{ done?: boolean; value?: Uint8Array }>;
+  cancel(reason: unknown): Promise<void>;
+}
+
+function bytesOf(source: Readable | ReadableStream<Uint8Array>): ByteSource {
+  if (source instanceof ReadableStream) {
+    const reader = source.getReader();
+    return { next: () => reader.read(), cancel: (reason) => reader.cancel(reason) };
+  }
+  const chunks = source[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+  return {
+    next: () => chunks.next(),
+    cancel: async () => {
+      source.destroy();
+    },
+  };
+}
+
+/**
+ * The SSE body turned into stream parts, pulled by the reader: each read takes the next part, reading the body only
+ * when none is waiting. The first part is stream-start; an event left without its blank line at the end is dropped,
+ * as EventSourceParserStream does; finish() hands over every part not yet taken, its own last. A failed body read
+ * rejects this read and every later one with the same error, as an errored web stream does.
+ */
+class ChatPartReader implements PartReader {
+  private waiting: StreamPart[];
+  private at = 0;
+  private ended = false;
+  private failure: unknown = undefined;
+  private readonly decoder = new TextDecoder();
+  private readonly parser: EventSourceParser;
+
+  constructor(
+    private readonly bytes: ByteSource,
+    private readonly chunks: ChunkTransform,
+    warnings: SharedV3Warning[],
+    private readonly bodyFailure: (cause: unknown) => unknown,
+  ) {
+    this.waiting = [{ type: 'stream-start', warnings }];
+    this.parser = createParser({ onEvent: (event) => chunks.acceptData(event.data) });
+  }
+
+  async read(): Promise<ReadableStreamReadResult<StreamPart>> {
+    for (;;) {
+      if (this.at < this.waiting.length) return { done: false, value: this.waiting[this.at++]! };
+      if (this.failure !== undefined) throw this.failure;
+      if (this.ended) return { done: true, value: undefined };
+      let next: { done?: boolean; value?: Uint8Array };
+      try {
+        next = await this.bytes.next();
+      } catch (e) {
+        this.failure = this.bodyFailure(e);
+        throw this.failure;
+      }
+      if (next.done) {
+        this.parser.feed(this.decoder.decode());
+        this.ended = true;
+        this.refill(this.chunks.finish());
+      } else {
+        this.parser.feed(this.decoder.decode(next.value, { stream: true }));
+        this.refill(this.chunks.take());
+      }
+    }
+  }
+
+  cancel(reason?: unknown): Promise<void> {
+    this.ended = true;
+    this.refill([]);
+    return this.bytes.cancel(reason);
+  }
+
+  private refill(parts: StreamPart[]): void {
+    this.waiting = parts;
+    this.at = 0;
+  }
 }
 
 /** The error codes provider-utils' handleFetchError counts as a network failure. */

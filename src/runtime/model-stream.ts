@@ -14,6 +14,7 @@ import {
   type ToolSet,
 } from 'ai';
 import { asLanguageModelUsage, convertToLanguageModelPrompt, prepareCallSettings, prepareToolsAndToolChoice } from 'ai/internal';
+import { partReaderOf, type PartReader } from '../llm/chat-completions-stream.js';
 import type { ProviderOptions } from '../llm/llm-providers.js';
 
 /**
@@ -87,7 +88,7 @@ export async function openModelStream(r: ModelStepRequest): Promise<ModelStep> {
   });
   const { tools, toolChoice } = await prepareToolsAndToolChoice({ tools: r.tools, toolChoice: r.toolChoice, activeTools: undefined });
   // No extra headers and no SDK retries: the transport (createRetryingFetch) retries.
-  const { stream } = await model.doStream({
+  const result = await model.doStream({
     ...prepareCallSettings({}),
     tools,
     toolChoice,
@@ -96,7 +97,7 @@ export async function openModelStream(r: ModelStepRequest): Promise<ModelStep> {
     abortSignal: r.abortSignal,
     includeRawChunks: false,
   });
-  return new ModelStep(model, stream, r.tools, toolChoice?.type === 'none', r.abortSignal);
+  return new ModelStep(model, partReaderOf(result), r.tools, toolChoice?.type === 'none', r.abortSignal);
 }
 
 export class ModelStep {
@@ -121,7 +122,7 @@ export class ModelStep {
 
   constructor(
     private readonly model: ModelV3,
-    private readonly stream: ReadableStream<StreamPart>,
+    private readonly reader: PartReader,
     private readonly tools: ToolSet | undefined,
     private readonly withhold: boolean,
     private readonly signal: AbortSignal,
@@ -129,7 +130,7 @@ export class ModelStep {
 
   /** The answer's text deltas as they arrive; every other part is recorded on the way. */
   async *textDeltas(): AsyncGenerator<string> {
-    const reader = this.stream.getReader();
+    const reader = this.reader;
     let done = false;
     try {
       for (;;) {

@@ -3,7 +3,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withDirectChatStream } from '../../src/llm/chat-completions-stream.js';
+import { partReaderOf, withDirectChatStream } from '../../src/llm/chat-completions-stream.js';
 import { createEgressPolicy, createSafeFetch } from '../../src/net/safe-fetch.js';
 
 /**
@@ -58,7 +58,12 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-const fetch = createSafeFetch(createEgressPolicy(['127.0.0.1'])) as typeof globalThis.fetch;
+const safeFetch = createSafeFetch(createEgressPolicy(['127.0.0.1'])) as typeof globalThis.fetch;
+/**
+ * The transport of the direct model: safe-fetch hands a successful body over as its Node stream (NODE_BODY), undici's
+ * fetch (the providers' public endpoints) as a web stream. Every test runs on both.
+ */
+let fetch = safeFetch;
 
 function models(): { sdk: LanguageModelV3; direct: LanguageModelV3 } {
   const options = { name: 'acme', baseURL: base, apiKey: 'sk-test', headers: { 'x-extra': 'yes' }, fetch, includeUsage: true };
@@ -82,7 +87,7 @@ const CALL: LanguageModelV3CallOptions = {
 };
 
 /** Every part (or the read's rejection) as comparable data: errors by name and message, generated ids in order. */
-async function collect(model: LanguageModelV3, call: LanguageModelV3CallOptions = CALL): Promise<unknown[]> {
+async function collect(model: LanguageModelV3, call: LanguageModelV3CallOptions = CALL, via: 'reader' | 'stream' = 'reader'): Promise<unknown[]> {
   const out: unknown[] = [];
   let result;
   try {
@@ -90,7 +95,8 @@ async function collect(model: LanguageModelV3, call: LanguageModelV3CallOptions 
   } catch (e) {
     return [{ thrown: describe_(e) }];
   }
-  const reader = result.stream.getReader();
+  // The runtime reads parts with partReaderOf (model-stream.ts); `stream` is what any other reader of the SDK uses.
+  const reader = via === 'reader' ? partReaderOf(result) : result.stream.getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -131,12 +137,12 @@ const chunk = (delta: unknown, finish: string | null = null, extra: object = {})
 const usage = { prompt_tokens: 40, completion_tokens: 12, total_tokens: 52, prompt_tokens_details: { cached_tokens: 30 }, completion_tokens_details: { reasoning_tokens: 4 } };
 
 /** Runs the script through both models; returns the direct model's parts after requiring the SDK's. */
-async function same(s: Script, call: LanguageModelV3CallOptions = CALL): Promise<any[]> {
+async function same(s: Script, call: LanguageModelV3CallOptions = CALL, via: 'reader' | 'stream' = 'reader'): Promise<any[]> {
   const { sdk, direct } = models();
   script = s;
   requests.length = 0;
-  const expected = await collect(sdk, call);
-  const actual = await collect(direct, call);
+  const expected = await collect(sdk, call, 'stream');
+  const actual = await collect(direct, call, via);
   expect(actual).toEqual(expected);
   // The same request: path, body and headers (the user agent names the provider-utils version each side links).
   const [a, b] = requests;
@@ -150,7 +156,14 @@ async function same(s: Script, call: LanguageModelV3CallOptions = CALL): Promise
   return actual as any[];
 }
 
-describe('direct Chat Completions stream, part for part against the SDK', () => {
+describe.each([
+  ['safe-fetch, the body as a Node stream', () => safeFetch],
+  ["undici's fetch, the body as a web stream", () => globalThis.fetch],
+])('direct Chat Completions stream, part for part against the SDK (%s)', (_transport, transport) => {
+  beforeAll(() => {
+    fetch = transport();
+  });
+
   it('streams text cut across reads (lines, JSON and a two-byte character), with usage and metadata', async () => {
     const parts = await same({
       body: sse(chunk({ role: 'assistant', content: '' }), chunk({ content: 'Il fait ' }), chunk({ content: 'beau à Köln.' }), chunk({}, 'stop'), { ...chunk({}), choices: [], usage }, '[DONE]'),
@@ -265,12 +278,21 @@ describe('direct Chat Completions stream, part for part against the SDK', () => 
     expect(requests[1].body).toMatchObject({ temperature: 0.2, max_tokens: 50 });
   });
 
+  it("gives the same parts through the result's stream, which can then not be read a second way", async () => {
+    const body = sse(chunk({ content: 'Hello' }), chunk({ content: ' world' }, 'stop'), '[DONE]');
+    const viaStream = await same({ body }, CALL, 'stream');
+    expect(viaStream.filter((p) => p.type === 'text-delta').map((p) => p.delta)).toEqual(['Hello', ' world']);
+    const { direct } = models();
+    const result = await direct.doStream(CALL);
+    result.stream.getReader();
+    expect(() => partReaderOf(result)).toThrow(/already been read/);
+  });
+
   it('stops reading when the call is aborted', async () => {
     const { direct } = models();
     script = { body: sse(...Array.from({ length: 200 }, () => chunk({ content: 'word ' })), chunk({}, 'stop'), '[DONE]'), piece: 64 };
     const abort = new AbortController();
-    const { stream } = await direct.doStream({ ...CALL, abortSignal: abort.signal });
-    const reader = stream.getReader();
+    const reader = partReaderOf(await direct.doStream({ ...CALL, abortSignal: abort.signal }));
     await reader.read();
     abort.abort(new Error('stopped by the test'));
     await expect(
