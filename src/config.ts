@@ -40,7 +40,7 @@ const EnvSchema = z.object({
   AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND: z.coerce.number().min(0).default(10),
   AGENTRY_RATE_LIMIT_WEBHOOK_BURST: z.coerce.number().int().min(1).default(100),
   AGENTRY_RATE_LIMIT_LEASE: z.coerce.number().int().min(1).max(10_000).default(10),
-  AGENTRY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  AGENTRY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   AGENTRY_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
   /** How often a worker looks for due schedules (docs/schedules.md): a schedule fires at most this late. */
   AGENTRY_SCHEDULER_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
