@@ -4,6 +4,9 @@ import { AppError, type ValidationIssue } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
 import { defaultRouteRole, type KeyRole } from '../auth/roles.js';
 import { zodIssuesToDetail } from './validation.js';
+import { boolParsingIssue, parseTextBool } from '../lib/text-bool.js';
+
+const BOOL_PARSING = boolParsingIssue([]).msg;
 import { hasNulText, NUL_MESSAGE } from '../lib/nul-text.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -147,10 +150,16 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, loc: string, i
 /** Query-string helpers: values arrive as strings. */
 export const qs = {
   int: (min: number, max: number, def: number) => z.coerce.number().int().min(min).max(max).default(def),
+  /** As webhook parameters and forms read booleans (lib/text-bool.ts): `true/false/1/0/yes/no` in any case. */
   bool: () =>
-    z
-      .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', 'True', 'False'])])
-      .transform((v) => v === true || (typeof v === 'string' && /^(true|1|yes)$/i.test(v))),
+    z.union([z.boolean(), z.string()]).transform((v, ctx) => {
+      const b = parseTextBool(v);
+      if (b === undefined) {
+        ctx.addIssue({ code: 'custom', message: BOOL_PARSING, params: { type: 'bool_parsing' } });
+        return z.NEVER;
+      }
+      return b;
+    }),
 };
 
 /** Standard list paging: page >= 1 (default 1), per_page 1..50 (default 20). */

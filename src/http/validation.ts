@@ -104,7 +104,9 @@ export function zodIssuesToDetail(issues: readonly z.core.$ZodIssue[], prefix: (
         break;
       }
       case 'custom':
-        out.push({ loc, msg: `Value error, ${issue.message}`, type: 'value_error', input });
+        // A check that names its own Pydantic type (e.g. router.ts qs.bool: bool_parsing) says its message as is.
+        if (typeof issue.params?.type === 'string') out.push({ loc, msg: issue.message, type: issue.params.type, input });
+        else out.push({ loc, msg: `Value error, ${issue.message}`, type: 'value_error', input });
         break;
       default:
         out.push({ loc, msg: issue.message, type: 'value_error', input });

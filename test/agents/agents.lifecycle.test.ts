@@ -84,6 +84,16 @@ describe.each(TEST_DBS)('agent lifecycle (%s)', (kind) => {
     expect(again).toMatchObject({ version: 5, has_pending_changes: false, voice_id: 'w' });
   });
 
+  it('reads ?deploy as webhook booleans are read: true/false/1/0/yes/no in any case, anything else 422', async () => {
+    const a = await createAgent(t, { name: 'Booleans' });
+    expect((await t.req('PATCH', `/v1/agents/${a.id}?deploy=YES`, { expected_output: 'y' })).json()).toMatchObject({ version: 3, has_pending_changes: false });
+    expect((await t.req('PATCH', `/v1/agents/${a.id}?deploy=False`, { expected_output: 'z' })).json()).toMatchObject({ version: 3, has_pending_changes: true });
+    const refused = await t.req('PATCH', `/v1/agents/${a.id}?deploy=maybe`, { expected_output: 'never' });
+    expectIssue(refused, ['query', 'deploy'], 'bool_parsing', /valid boolean/);
+    // Nothing of a refused request is kept.
+    expect((await t.req('GET', `/v1/agents/${a.id}`)).json()).toMatchObject({ version: 3, expected_output: 'z' });
+  });
+
   it('validates a PATCH like a create', async () => {
     const a = await createAgent(t, { name: 'Patchable' });
     await createAgent(t, { name: 'Taken' });
