@@ -12,9 +12,6 @@ import type { Database } from './schema.js';
 import { AUTOCHECKPOINT_PAGES, SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { withStatementCache } from './sqlite-handle.js';
 
-/** How long a read of another process's commits (`PRAGMA data_version`) stands; see configVersion. */
-const OTHER_PROCESS_READ_MS = 1;
-
 export type DialectName = 'sqlite' | 'postgres';
 
 /** The database handle every repository receives. Dialect differences stay in src/db/. */
@@ -79,21 +76,18 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle as never }) });
   // data_version moves when another connection (another process) commits; our own writes are counted as they run.
   const dataVersion = raw.prepare('PRAGMA data_version');
-  // Read at most once per millisecond (~8 us a read, and a loaded webhook listener asks twice per request; read
-  // once per event-loop turn, it was ~3% of the accept's CPU): a commit by another process is seen within 1 ms,
-  // the window PostgreSQL's notification has too. This process's own writes count at once.
-  let readAt = -Infinity;
-  let other = 0;
+  // Read once per event-loop turn (it costs ~25 us, and a loaded webhook listener asks twice per request): a
+  // commit by another process is seen from the next turn on. This process's own writes count at once.
+  let turnVersion: number | undefined;
   let lastOther = -1;
   let lastOwn = -1;
   let lastVersion = '';
   const otherProcesses = () => {
-    const now = performance.now();
-    if (now - readAt >= OTHER_PROCESS_READ_MS) {
-      other = (dataVersion.get() as { data_version: number }).data_version;
-      readAt = now;
+    if (turnVersion === undefined) {
+      turnVersion = (dataVersion.get() as { data_version: number }).data_version;
+      setImmediate(() => (turnVersion = undefined));
     }
-    return other;
+    return turnVersion;
   };
   return {
     kysely,
