@@ -22,7 +22,7 @@ export interface Db {
   readonly notifications?: PgNotifications;
   /**
    * A value that changes whenever the configuration tables (config-change.ts) may have changed: at once for this
-   * process's writes; for another process's, within a millisecond on libsql and when its commit
+   * process's writes; for another process's, from the next event-loop turn on libsql and when its commit
    * notification arrives on PostgreSQL (PgConfigWatch). Undefined while that cannot be known (PostgreSQL before its
    * listening connection is up, or while it is down): callers read through. Lets hot paths cache what every
    * request reads (an API key, the webhook's channel and agent).
