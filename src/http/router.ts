@@ -5,8 +5,6 @@ import type { Principal } from '../auth/principal.js';
 import { defaultRouteRole, type KeyRole } from '../auth/roles.js';
 import { zodIssuesToDetail } from './validation.js';
 import { boolParsingIssue, parseTextBool } from '../lib/text-bool.js';
-
-const BOOL_PARSING = boolParsingIssue([]).msg;
 import { hasNulText, NUL_MESSAGE } from '../lib/nul-text.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -146,6 +144,8 @@ function parsePart(schema: z.ZodType | undefined, value: unknown, loc: string, i
   issues.push(...zodIssuesToDetail(r.error.issues, [loc]));
   return undefined;
 }
+
+const BOOL_PARSING = boolParsingIssue([]).msg;
 
 /** Query-string helpers: values arrive as strings. */
 export const qs = {
