@@ -49,8 +49,10 @@ export class RunSupervisor {
   }
 
   private async control(): Promise<void> {
-    // Only executions that existed before the read: one launched meanwhile is not in its answer yet.
-    const checked = this.d.slots.executions();
+    // Only executions whose task was committed before the read: one launched meanwhile, or one whose submission's
+    // commit (LocalSlots) returns while the read is in flight, may be missing from its answer. Taking the latter for
+    // lost aborted healthy runs under load on PostgreSQL and left their tasks to wait out the lease (30 s).
+    const checked = this.d.slots.executions().filter((e) => !e.unrecorded);
     const owned = new Map((await this.d.queue.owned(this.d.owner)).map((r) => [executionKey(r.organization_id, r.id), r]));
     const now = this.d.clock.now();
     for (const e of checked) {
