@@ -56,7 +56,7 @@ export class RunSupervisor {
     const owned = new Map((await this.d.queue.owned(this.d.owner)).map((r) => [executionKey(r.organization_id, r.id), r]));
     const now = this.d.clock.now();
     for (const e of checked) {
-      if (e.abort.signal.aborted || e.settling || e.unrecorded) continue;
+      if (e.abort.signal.aborted || e.settling) continue;
       const row = owned.get(executionKey(e.lease.organizationId, e.lease.taskId));
       if (!row || Number(row.fence) !== e.lease.fence || !['executing', 'paused'].includes(row.status)) {
         abortExecution(e, 'lost', this.d.log);
