@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RequestCounter, RequestHistogram } from './request-series.js';
 
 /**
  * The process's Prometheus metrics (GET /metrics). Everything on a request or run path is an in-memory counter or
@@ -30,7 +31,7 @@ export interface MetricsSources {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly httpDuration: Histogram<'listener' | 'method' | 'route' | 'status'>;
+  private readonly httpDuration: RequestHistogram;
   private readonly tasksFinished: Counter<'agent_id' | 'status'>;
   private readonly taskDuration: Histogram<'status'>;
   private readonly llmCalls: Counter<'provider' | 'model' | 'outcome'>;
@@ -38,12 +39,13 @@ export class Metrics {
   private readonly llmTokens: Counter<'provider' | 'model' | 'type'>;
   private readonly toolCalls: Counter<'outcome'>;
   private readonly toolDuration: Histogram<'outcome'>;
-  private readonly webhookCalls: Counter<'form' | 'status'>;
+  private readonly webhookCalls: RequestCounter;
 
   constructor(private readonly sources: MetricsSources) {
     const r = this.registry;
     collectDefaultMetrics({ register: r, prefix: 'agentry_' });
-    this.httpDuration = new Histogram({
+    // Updated on every request: see request-series.ts.
+    this.httpDuration = new RequestHistogram({
       name: 'agentry_http_request_duration_seconds',
       help: 'HTTP requests by listener, method, route pattern and status: count (rate) and latency',
       labelNames: ['listener', 'method', 'route', 'status'],
@@ -57,7 +59,7 @@ export class Metrics {
     this.llmTokens = new Counter({ name: 'agentry_llm_tokens_total', help: 'LLM tokens by provider, model and type (input, output)', labelNames: ['provider', 'model', 'type'], registers: [r] });
     this.toolCalls = new Counter({ name: 'agentry_tool_calls_total', help: 'Tool calls by outcome (ok, error)', labelNames: ['outcome'], registers: [r] });
     this.toolDuration = new Histogram({ name: 'agentry_tool_call_duration_seconds', help: 'Tool call duration by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers: [r] });
-    this.webhookCalls = new Counter({ name: 'agentry_webhook_calls_total', help: 'Webhook invocations received, by form (public, key) and status', labelNames: ['form', 'status'], registers: [r] });
+    this.webhookCalls = new RequestCounter({ name: 'agentry_webhook_calls_total', help: 'Webhook invocations received, by form (public, key) and status', labelNames: ['form', 'status'], registers: [r] });
 
     const { queueStats, poolStats } = sources;
     if (queueStats) {
@@ -119,11 +121,11 @@ export class Metrics {
   }
 
   httpRequest(listener: 'api' | 'webhooks', method: string, route: string, status: number, seconds: number): void {
-    this.httpDuration.observe({ listener, method, route, status: String(status) }, seconds);
+    this.httpDuration.observe([listener, method, route, status], seconds);
   }
 
   webhookCall(form: 'public' | 'key', status: number): void {
-    this.webhookCalls.inc({ form, status: String(status) });
+    this.webhookCalls.inc([form, status]);
   }
 
   taskFinished(agentId: string, status: string, seconds: number): void {
