@@ -23,7 +23,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, load, startChild, type LoadOptions } from './lib.js';
+import { freePort, load, serviceNodeArgs, startChild, type LoadOptions } from './lib.js';
 import { KEY, setupAgent } from './service-setup.js';
 
 const mode = process.argv[2] ?? 'accept';
@@ -36,7 +36,7 @@ const dir = mkdtempSync(join(tmpdir(), 'agentry-callgrind-'));
 const [apiPort, whPort] = [await freePort(), await freePort()];
 const llm = await startChild('instant-llm', { BENCH_LLM_DELAY_MS: sync ? '0' : (process.env.BENCH_LLM_DELAY_MS ?? '1000') });
 const unlimited = '10000000';
-const proc = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'callgrind.out')}`, process.execPath, 'dist/main.js', 'serve'], {
+const proc = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'callgrind.out')}`, process.execPath, ...serviceNodeArgs(), 'dist/main.js', 'serve'], {
   stdio: 'ignore',
   env: {
     ...process.env,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 // autocannon ships no types; the few fields used here are typed by LoadResult below.
@@ -64,9 +65,15 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** Extra node flags for the service, e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it. */
-function serviceNodeArgs(): string[] {
-  return (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/**
+ * The node flags the service runs with: those `npm start` gives it (package.json), so that the benchmark measures the
+ * process users start, then BENCH_SERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+ */
+export function serviceNodeArgs(): string[] {
+  const start: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start;
+  const flags = /\bnode ((?:--\S+ )*)dist\/main\.js serve\b/.exec(start);
+  if (!flags) throw new Error(`package.json: the start script no longer runs "node [flags] dist/main.js serve": ${start}`);
+  return [...flags[1]!.split(' '), ...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ')].filter(Boolean);
 }
 
 /** The real service as `npm start` runs it (`dist/main.js serve`; run.ts builds first) in a child process, ready when /health answers on both listeners. */
