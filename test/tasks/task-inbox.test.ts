@@ -238,6 +238,18 @@ describe('task inbox settling', () => {
     expect(expandRow(compactRow(base))).toEqual(base);
   });
 
+  it('writes an entry that is the JSON of its columns, whatever their text or numbers hold', () => {
+    const fields = { agent_version: 2, source: 'webhook', input_text: 'say "hi"\\ \n\u2028 émoji 🎉 \u0000', input_files: '[]', input_user: null, user_id: null, additional_context: '{"a":[1,2]}', expected_output: null, instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, max_attempts: 3, parent_execution: null, call_depth: 0, callback_url: undefined };
+    const row = { ...newTaskRow({ organizationId: 'o', agentId: 'a', text: 'x', source: 'webhook' } as TaskSubmission, 't', fields as never, 1_795_865_997_823), prompt_tokens: 2 ** 53, total_tokens: 1.5, run: -0 } as TaskRow;
+    const entry = compactRow(row);
+    // What JSON.stringify makes of the same columns (undefined ones left out), read back.
+    expect(JSON.parse(entry)).toEqual(JSON.parse(JSON.stringify(Object.fromEntries(Object.keys(JSON.parse(entry)).map((k) => [k, row[k as keyof TaskRow]])))));
+    expect(JSON.parse(entry)).not.toHaveProperty('callback_url');
+    expect(expandRow(entry)).toEqual(JSON.parse(JSON.stringify({ ...row, run: 0 })));
+    // Rows of one millisecond share their timestamp text; a row of another is not given it.
+    expect(JSON.parse(compactRow({ ...row, created_at: 7, updated_at: 7, queued_at: 8 }))).toMatchObject({ created_at: 7, updated_at: 7, queued_at: 8 });
+  });
+
   it('settles an empty inbox without moving anything', async () => {
     const g = gatedRepository();
     const inbox = new TaskInbox(g.repo, () => {});
