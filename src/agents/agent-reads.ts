@@ -100,6 +100,12 @@ export class AgentReads {
     return found;
   }
 
+  /** `find` answered from memory: the snapshot of a cached, current row; undefined means "ask find". */
+  findCached(organizationId: string, id: string): (SubmittableAgent & { developerAccess: boolean }) | undefined {
+    const row = this.repo.peekShared(organizationId, id);
+    return row && this.snapshots.get(row);
+  }
+
   /** Whether the caller may see the agent (a missing one: false), for routes of other domains keyed by an agent. */
   async visibleTo(viewer: Principal, id: string): Promise<boolean> {
     const row = await this.repo.findShared(viewer.organizationId, id);

@@ -80,6 +80,8 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
+const sharedKey = (organizationId: string, id: string) => `${organizationId}\u0000${id}`;
+
 const COLUMNS = ['id', 'organization_id', 'name', 'unique_name', 'status', 'current_version', 'config', 'draft', 'created_by', 'owner', 'personal', 'created_at', 'updated_at'] as const;
 
 /** SQL for agents and their immutable versions. Every query filters by organization and skips deleted agents. */
@@ -137,7 +139,7 @@ export class AgentsRepository {
    * nor re-parse an agent that has not changed. Read-only: callers must copy before changing anything.
    */
   async findShared(organizationId: string, id: string): Promise<AgentRow | undefined> {
-    return this.shared.get(`${organizationId}\u0000${id}`, async () => {
+    return this.shared.get(sharedKey(organizationId, id), async () => {
       const r = await this.live(organizationId).select(COLUMNS).where('id', '=', id).executeTakeFirst();
       if (!r) return undefined;
       const row = r as Raw;
@@ -145,6 +147,11 @@ export class AgentsRepository {
         toRow({ ...row, config: '', draft: null }, this.parsed.get(`${row.id}:c`, row.config), row.draft ? this.parsed.get(`${row.id}:d`, row.draft) : null),
       );
     });
+  }
+
+  /** `findShared` when its row is cached and current; undefined means "ask findShared". */
+  peekShared(organizationId: string, id: string): AgentRow | undefined {
+    return this.shared.peek(sharedKey(organizationId, id));
   }
 
   /** Deleted agents too: their tasks stay readable, to whom the agent was visible. */

@@ -106,6 +106,10 @@ export class AgentsService {
     return this.reads.find(organizationId, id);
   }
 
+  findCached(organizationId: string, id: string): (SubmittableAgent & { developerAccess: boolean }) | undefined {
+    return this.reads.findCached(organizationId, id);
+  }
+
   accessOf(organizationId: string, id: string): Promise<AgentAccess | undefined> {
     return this.store.repo.findAccess(organizationId, id);
   }

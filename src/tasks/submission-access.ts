@@ -10,6 +10,11 @@ export interface InvocationPreAuth {
   verifyToken(agent: Readonly<AgentConfig>, token: string | undefined): Promise<{ token: string; user: NonNullable<TaskSubmission['user']> } | undefined>;
 }
 
+export interface Admitted {
+  user: TaskSubmission['user'];
+  userTokens: Record<string, string>;
+}
+
 /**
  * Who may start a run of the agent, and as which user (docs/access.md), checked for every submission:
  * - an API or key-form webhook caller must see the agent (`access_scope`);
@@ -18,21 +23,31 @@ export interface InvocationPreAuth {
  *   from its parent run), whose claims are the user and which the run keeps for handing on. Callers cannot set the
  *   pre-auth slot of `user_tokens`. Agents without pre-auth cost one property read here.
  */
-export async function admitSubmission(
+export function admitSubmission(
   s: TaskSubmission,
   agent: SubmittableAgent,
   agents: Pick<TaskAgentDirectory, 'accessOf'>,
   preAuth: InvocationPreAuth | undefined,
-): Promise<{ user: TaskSubmission['user']; userTokens: Record<string, string> }> {
+): Admitted | Promise<Admitted> {
   if (s.caller && !canSeeAgent(s.caller, agent.access)) throw AppError.notFound('Agent');
   if (s.parentAgentId && agent.access?.personal && agent.access.owner !== null) {
-    if ((await agents.accessOf(s.organizationId, s.parentAgentId))?.owner !== agent.access.owner) throw AppError.notFound('Agent');
+    const owner = agent.access.owner;
+    return agents.accessOf(s.organizationId, s.parentAgentId).then((parent) => {
+      if (parent?.owner !== owner) throw AppError.notFound('Agent');
+      return admitUser(s, agent, preAuth);
+    });
   }
+  return admitUser(s, agent, preAuth);
+}
+
+/** The run's user and user tokens; answered at once (no promise) for an agent without pre-auth, the common case. */
+function admitUser(s: TaskSubmission, agent: SubmittableAgent, preAuth: InvocationPreAuth | undefined): Admitted | Promise<Admitted> {
   const { tokens, preAuthToken: inherited } = splitPreAuth(s.userTokens);
   const carried = s.source === 'sub_agent' ? inherited : undefined;
   if (!agent.config.use_oidc_pre_auth) return { user: s.user, userTokens: withPreAuth(tokens, carried) };
   if (!preAuth) throw new AppError('unavailable', 'OIDC pre-auth is not available in this process', { retryAfter: 60 });
-  const verified = await preAuth.verifyToken(agent.config, s.source === 'sub_agent' ? carried : s.userToken);
-  if (!verified) return { user: s.user, userTokens: tokens };
-  return { user: { ...(s.user ?? {}), ...verified.user }, userTokens: withPreAuth(tokens, verified.token) };
+  return preAuth.verifyToken(agent.config, s.source === 'sub_agent' ? carried : s.userToken).then((verified) => {
+    if (!verified) return { user: s.user, userTokens: tokens };
+    return { user: { ...(s.user ?? {}), ...verified.user }, userTokens: withPreAuth(tokens, verified.token) };
+  });
 }

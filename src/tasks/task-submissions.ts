@@ -7,7 +7,7 @@ import { hasNulText, nulTextError } from '../lib/nul-text.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { checkedCallDepth } from './call-depth.js';
 import type { LocalSlots, RunStart } from './local-slots.js';
-import { admitSubmission, type InvocationPreAuth } from './submission-access.js';
+import { admitSubmission, type Admitted, type InvocationPreAuth } from './submission-access.js';
 import { taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from './task-agents.js';
 import type { ClaimedTask, ClaimHooks } from './task-claim-hooks.js';
 import { checkDailyLimit, overDailyLimit } from './task-daily-limit.js';
@@ -73,7 +73,8 @@ export class TaskSubmissions implements TaskSubmitter {
    * limit (counted in the inserting transaction) take the path of `submit`.
    */
   async accept(s: TaskSubmission): Promise<string> {
-    const prepared = await this.prepare(s);
+    const preparing = this.prepare(s);
+    const prepared = preparing instanceof Promise ? await preparing : preparing;
     if (s.taskId !== undefined || prepared.strategies.maxRunsPerDay !== undefined) {
       return (await this.commit(s, prepared)).task.id;
     }
@@ -181,11 +182,23 @@ export class TaskSubmissions implements TaskSubmitter {
     return out;
   }
 
-  /** The checks every submission passes, and the fields its run stores. */
-  private async prepare(s: TaskSubmission): Promise<Prepared> {
+  /**
+   * The checks every submission passes, and the fields its run stores. Answered at once (no promise) when the caller
+   * hands the agent over and admitting needs no lookup (no pre-auth, no parent's personal agent): an asynchronous
+   * webhook call, the common case, then spends no promise here.
+   */
+  private prepare(s: TaskSubmission): Prepared | Promise<Prepared> {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
-    const agent = s.agent ?? (await this.d.agents.getSubmittable(s.organizationId, s.agentId, s.version));
-    const { user, userTokens } = await admitSubmission(s, agent, this.d.agents, this.d.preAuth);
+    if (!s.agent) return this.d.agents.getSubmittable(s.organizationId, s.agentId, s.version).then((agent) => this.prepareFor(s, agent));
+    return this.prepareFor(s, s.agent);
+  }
+
+  private prepareFor(s: TaskSubmission, agent: SubmittableAgent): Prepared | Promise<Prepared> {
+    const admitted = admitSubmission(s, agent, this.d.agents, this.d.preAuth);
+    return admitted instanceof Promise ? admitted.then((a) => this.prepared(s, agent, a)) : this.prepared(s, agent, admitted);
+  }
+
+  private prepared(s: TaskSubmission, agent: SubmittableAgent, { user, userTokens }: Admitted): Prepared {
     if (agent.status !== 'ACTIVE') throw new AppError('conflict', 'Agent is inactive');
     // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
     // a manager calling it as a sub-agent or a schedule is not a developer's call.

@@ -15,4 +15,6 @@ export interface WebhookAgent extends SubmittableAgent {
 export interface WebhookAgentDirectory {
   /** undefined when the agent does not exist in the organization (or was deleted). */
   find(organizationId: string, agentId: string): Promise<WebhookAgent | undefined>;
+  /** `find` answered from memory, when it can be (a busy URL's agent); undefined means "ask find". */
+  findCached(organizationId: string, agentId: string): WebhookAgent | undefined;
 }

@@ -69,7 +69,8 @@ export class WebhookReceiver {
   ) {}
 
   async invoke(call: WebhookCall): Promise<WebhookAnswer> {
-    const { organizationId, agentId, agent } = await this.authenticate(call);
+    const authenticating = this.authenticate(call);
+    const { organizationId, agentId, agent } = authenticating instanceof Promise ? await authenticating : authenticating;
     const params = parseWebhookParams(call.form, call.query, call.body);
     if (params.prompt === undefined && !call.files.length && !params.context) {
       throw AppError.validation([{ loc: ['body', 'prompt'], msg: 'Field required', type: 'missing' }]);
@@ -141,8 +142,17 @@ export class WebhookReceiver {
     await this.auth.byApiKey(apiKey);
   }
 
-  /** Resolves the organization and agent, with the exact refusals of spec 7.2. */
-  private async authenticate(call: WebhookCall): Promise<{ organizationId: string; agentId: string; agent: WebhookAgent }> {
+  /**
+   * Resolves the organization and agent, with the exact refusals of spec 7.2. A busy public URL is answered from
+   * memory (its binding resolved before the body was read, its agent cached and current): no promise then.
+   */
+  private authenticate(call: WebhookCall): Authenticated | Promise<Authenticated> {
+    const bound = call.form === 'public' ? call.bound : undefined;
+    const agent = bound && this.agents.findCached(bound.organizationId, bound.agentId);
+    return bound && agent ? admitted(call.form, bound.organizationId, bound.agentId, agent, undefined) : this.authenticateReading(call);
+  }
+
+  private async authenticateReading(call: WebhookCall): Promise<Authenticated> {
     let organizationId: string;
     let agentId: string;
     let caller: Principal | undefined;
@@ -159,15 +169,7 @@ export class WebhookReceiver {
       // Running an agent is a member's right, as on POST /v1/agents/{id}/invoke.
       if (!roleAllows(caller.role, 'member')) throw new AppError('forbidden', roleRefusal(caller.role, 'member'));
     }
-    const agent = await this.findAgent(call.form, organizationId, agentId);
-    // A public URL whose agent is gone is as dead as a revoked one. In key form spec 7.2 has no 404: a valid key of an
-    // organization without that agent (another organization's agent, or none) is not a key for it, and another's
-    // personal agent is as missing as none.
-    if (!agent || (caller && !canSeeAgent(caller, agent.access))) {
-      throw call.form === 'public' ? new AppError('unauthenticated', 'API key not specified') : new AppError('forbidden', 'Invalid API key');
-    }
-    if (!agent.developerAccess || agent.status === 'INACTIVE') throw new AppError('forbidden', 'Invalid API key');
-    return { organizationId, agentId, agent };
+    return admitted(call.form, organizationId, agentId, await this.findAgent(call.form, organizationId, agentId), caller);
   }
 
   /**
@@ -190,6 +192,24 @@ export class WebhookReceiver {
       this.log.warn({ err: e }, 'could not remove the files of a refused webhook call');
     }
   }
+}
+
+interface Authenticated {
+  organizationId: string;
+  agentId: string;
+  agent: WebhookAgent;
+}
+
+/** The agent's own refusals (spec 7.2), once the caller and the agent are known. */
+function admitted(form: WebhookForm, organizationId: string, agentId: string, agent: WebhookAgent | undefined, caller: Principal | undefined): Authenticated {
+  // A public URL whose agent is gone is as dead as a revoked one. In key form spec 7.2 has no 404: a valid key of an
+  // organization without that agent (another organization's agent, or none) is not a key for it, and another's
+  // personal agent is as missing as none.
+  if (!agent || (caller && !canSeeAgent(caller, agent.access))) {
+    throw form === 'public' ? new AppError('unauthenticated', 'API key not specified') : new AppError('forbidden', 'Invalid API key');
+  }
+  if (!agent.developerAccess || agent.status === 'INACTIVE') throw new AppError('forbidden', 'Invalid API key');
+  return { organizationId, agentId, agent };
 }
 
 function firstString(v: unknown): string | undefined {

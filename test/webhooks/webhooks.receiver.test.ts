@@ -96,6 +96,24 @@ describe.each(TEST_DBS)('webhook receiver (%s)', (kind) => {
     expect(await hook(w, url, { json: { prompt: 'x' } })).toMatchObject({ status: 401, json: { detail: 'API key not specified' } });
   });
 
+  it('refuses a busy URL as soon as its agent is deactivated, loses developer access or is deleted', async () => {
+    // Calls answered from memory (the URL's binding and agent cached) must see each change from the next call on.
+    const id = await createAgent(w);
+    const url = await enableWebhook(w, id);
+    for (let i = 0; i < 3; i++) expect(await hook(w, `${url}?asynchronous=true`, { json: { prompt: 'x' } })).toMatchObject({ status: 200, json: { status: 'Started' } });
+    expect((await api(w, 'PATCH', `/v1/agents/${id}?deploy=true`, { developer_access: false })).status).toBe(200);
+    expect(await hook(w, `${url}?asynchronous=true`, { json: { prompt: 'x' } })).toMatchObject({ status: 403, json: { detail: 'Invalid API key' } });
+    expect((await api(w, 'PATCH', `/v1/agents/${id}?deploy=true`, { developer_access: true })).status).toBe(200);
+    expect(await hook(w, `${url}?asynchronous=true`, { json: { prompt: 'x' } })).toMatchObject({ status: 200 });
+    expect((await api(w, 'PATCH', `/v1/agents/${id}?deploy=true`, { status: 'INACTIVE' })).status).toBe(200);
+    expect(await hook(w, `${url}?asynchronous=true`, { json: { prompt: 'x' } })).toMatchObject({ status: 403, json: { detail: 'Invalid API key' } });
+    expect((await api(w, 'PATCH', `/v1/agents/${id}?deploy=true`, { status: 'ACTIVE' })).status).toBe(200);
+    expect(await hook(w, `${url}?asynchronous=true`, { json: { prompt: 'x' } })).toMatchObject({ status: 200 });
+    expect(await listTasks(w, id)).toHaveLength(5);
+    expect((await api(w, 'DELETE', `/v1/agents/${id}`)).status).toBe(202);
+    expect(await hook(w, `${url}?asynchronous=true`, { json: { prompt: 'x' } })).toMatchObject({ status: 401, json: { detail: 'API key not specified' } });
+  });
+
   it('channel settings: enable is idempotent, regenerate kills the old URL at once, disable kills it too', async () => {
     const id = await createAgent(w);
     const off = await api(w, 'GET', `/v1/agents/${id}/webhook`);
