@@ -149,7 +149,7 @@ export class WebhookReceiver {
   private authenticate(call: WebhookCall): Authenticated | Promise<Authenticated> {
     const bound = call.form === 'public' ? call.bound : undefined;
     const agent = bound && this.agents.findCached(bound.organizationId, bound.agentId);
-    return bound && agent ? admitted(call.form, bound.organizationId, bound.agentId, agent, undefined) : this.authenticateReading(call);
+    return bound && agent ? authenticated(call.form, bound.organizationId, bound.agentId, agent, undefined) : this.authenticateReading(call);
   }
 
   private async authenticateReading(call: WebhookCall): Promise<Authenticated> {
@@ -169,7 +169,7 @@ export class WebhookReceiver {
       // Running an agent is a member's right, as on POST /v1/agents/{id}/invoke.
       if (!roleAllows(caller.role, 'member')) throw new AppError('forbidden', roleRefusal(caller.role, 'member'));
     }
-    return admitted(call.form, organizationId, agentId, await this.findAgent(call.form, organizationId, agentId), caller);
+    return authenticated(call.form, organizationId, agentId, await this.findAgent(call.form, organizationId, agentId), caller);
   }
 
   /**
@@ -201,7 +201,7 @@ interface Authenticated {
 }
 
 /** The agent's own refusals (spec 7.2), once the caller and the agent are known. */
-function admitted(form: WebhookForm, organizationId: string, agentId: string, agent: WebhookAgent | undefined, caller: Principal | undefined): Authenticated {
+function authenticated(form: WebhookForm, organizationId: string, agentId: string, agent: WebhookAgent | undefined, caller: Principal | undefined): Authenticated {
   // A public URL whose agent is gone is as dead as a revoked one. In key form spec 7.2 has no 404: a valid key of an
   // organization without that agent (another organization's agent, or none) is not a key for it, and another's
   // personal agent is as missing as none.
