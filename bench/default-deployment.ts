@@ -10,7 +10,7 @@
  */
 import { join } from 'node:path';
 import { interleaved, load, memoryOf, startChild, startService, type Child, type LoadOptions, type LoadResult } from './lib.js';
-import { countTasks, freshStore, setupAgent, type Store } from './service-setup.js';
+import { freshStore, queueDepth, setupAgent, type Store } from './service-setup.js';
 
 export interface ReportRow {
   scenario: string;
@@ -64,16 +64,15 @@ export async function defaultDeployment(run: DefaultDeploymentRun): Promise<void
         if (run.warmupSec > 0) await load({ ...accept, connections, durationSec: run.warmupSec });
         await measure(`${connections} connections`, connections);
       }
-      const completed = await countTasks(svc, agentId, 'completed');
-      const pending = await countTasks(svc, agentId, 'pending');
-      run.extra(`- ${run.db}, default deployment, ${llmLabel}: ${completed} tasks completed and ${pending} pending when the accept measurements ended`);
+      const { completed, waiting: pending } = await queueDepth(svc, agentId);
+      run.extra(`- ${run.db}, default deployment, ${llmLabel}: ${completed} tasks completed and ${pending} waiting when the accept measurements ended`);
       if (delayMs > 0 && run.bigBacklog > 0) {
         const connections = Math.max(...run.connections);
         const missing = run.bigBacklog - pending;
         const t0 = performance.now();
         if (missing > 0) await load({ ...accept, connections, amount: missing });
         const fillSec = (performance.now() - t0) / 1000;
-        const backlog = await countTasks(svc, agentId, 'pending');
+        const backlog = (await queueDepth(svc, agentId)).waiting;
         if (missing > 0) run.extra(`- ${run.db}, default deployment: ${missing} more calls accepted in ${fillSec.toFixed(1)} s (${(missing / fillSec).toFixed(0)} req/s sustained) to a backlog of ${backlog} pending tasks`);
         await measure(`${connections} connections, ${backlog} tasks pending`, connections);
       }

@@ -30,6 +30,22 @@ export async function countTasks(svc: Service, agentId: string, status: string):
   return (await json(`${svc.api}/v1/tasks?agent_id=${agentId}&status=${status}&per_page=1`, { key: KEY })).total;
 }
 
+/**
+ * Tasks waiting to run (pending in `tasks` plus the task inbox) and this process's completed runs, from /metrics: unlike
+ * a task list, reading them moves nothing, so a backlog measured after it is still where sustained acceptance leaves
+ * it (mostly in the inbox) rather than just moved into `tasks` in one go.
+ */
+export async function queueDepth(svc: Service, agentId: string): Promise<{ waiting: number; completed: number }> {
+  const res = await fetch(`${svc.api}/metrics`);
+  if (!res.ok) throw new Error(`GET /metrics -> ${res.status}`);
+  const text = await res.text();
+  const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return {
+    waiting: value('agentry_tasks{status="pending"}') + value('agentry_task_inbox_depth'),
+    completed: value(`agentry_tasks_finished_total{agent_id="${agentId}",status="completed"}`),
+  };
+}
+
 export interface Store {
   env: Record<string, string>;
   drop(): Promise<void>;
