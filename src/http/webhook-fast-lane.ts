@@ -170,12 +170,14 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
       chunks.push(chunk);
     }
     function onEnd(err?: Error & { statusCode?: number }) {
-      stop();
       if (err != null) {
+        stop();
         if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
         reject(err);
         return;
       }
+      // A complete request emits nothing more: its listeners are left to go with it (three removals a call saved).
+      // A late error would find onEnd and settle nothing.
       if (!Number.isNaN(declared) && received !== declared) return reject(invalidContentLengthError());
       resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
     }
