@@ -54,6 +54,10 @@ describe('configVersion (libsql)', () => {
     expect(a.configVersion()).toBe(v0);
     await nextTurn();
     expect(a.configVersion()).not.toBe(v0);
+    // Nothing more committed: the version stands, turn after turn (the caches stay warm).
+    const v1 = a.configVersion();
+    await nextTurn();
+    expect(a.configVersion()).toBe(v1);
   });
 
   it('serves a cached agent only until it changes, in this process or another', async () => {
