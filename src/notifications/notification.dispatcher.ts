@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { raceAbort } from '../lib/abort.js';
 import type { Startable } from '../lib/lifecycle.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
@@ -103,6 +104,7 @@ export class NotificationDispatcher implements Startable {
     try {
       const sender = this.senders[row.channel as Channel];
       if (!sender) throw new Error(`unknown channel ${row.channel}`);
+      // A sender that ignores its signal (a stuck socket) is not waited for beyond it.
       outcome = await raceAbort(sender.send(row, JSON.parse(row.target), signal), signal);
     } catch (err) {
       outcome = failure(err, this.stopping.signal.aborted, signal.aborted);
@@ -153,12 +155,3 @@ function failure(err: unknown, stopping: boolean, timedOut: boolean): SendOutcom
   return { ok: false, retry: true, error: `${e.message ?? String(err)}${cause ? ` (${cause})` : ''}` };
 }
 
-/** A sender that ignores its signal (a stuck socket) is not waited for beyond it. */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
