@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { userTokenOf } from '../auth/pre-auth-token.js';
 import type { IncomingFile } from '../files/files.service.js';
 import type { WebhookForm } from '../webhooks/webhook-params.js';
-import type { PublicBinding } from '../webhooks/webhook-receiver.service.js';
+import type { PublicBinding, WebhookAnswer } from '../webhooks/webhook-receiver.service.js';
 
 /**
  * The webhook call as both transports carry it: the Fastify routes (forms, multipart, anything unusual) and the
@@ -35,9 +35,18 @@ export interface WebhookReply {
   headers: Record<string, string>;
 }
 
-/** Runs one call. */
-export async function runWebhook(c: Container, r: WebhookRequest): Promise<WebhookReply> {
-  const answer = await c.webhooks.invoke({
+/** Runs one call. (Not an async function: the call's own promise, one frame fewer on every accepted call.) */
+export function runWebhook(c: Container, r: WebhookRequest): Promise<WebhookReply> {
+  try {
+    return invoke(c, r).then(reply);
+  } catch (e) {
+    // A header refused while reading it (user token, call depth) is a rejection, as from an async function.
+    return Promise.reject(e);
+  }
+}
+
+function invoke(c: Container, r: WebhookRequest): Promise<WebhookAnswer> {
+  return c.webhooks.invoke({
     form: r.form,
     secret: r.form === 'public' ? r.secret : undefined,
     bound: r.bound,
@@ -49,6 +58,9 @@ export async function runWebhook(c: Container, r: WebhookRequest): Promise<Webho
     body: r.body,
     files: r.files,
   });
+}
+
+function reply(answer: WebhookAnswer): WebhookReply {
   if (answer.kind === 'started') return { text: STARTED, headers: { 'x-task-id': answer.taskId } };
   // Serialised here: a bare string (a getter value) must go out as JSON, not as text/plain.
   return { text: JSON.stringify(answer.value ?? null), headers: {} };
@@ -74,7 +86,9 @@ export function objectBody(body: unknown, isForm: boolean): Record<string, unkno
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw AppError.validation([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
   }
+  // A parsed JSON object is the request's own (no `__proto__` key: the parser refuses it): used as it is.
+  if (!isForm) return body as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) out[k] = isForm && Array.isArray(v) ? v[0] : v;
+  for (const [k, v] of Object.entries(body)) out[k] = Array.isArray(v) ? v[0] : v;
   return out;
 }

@@ -128,6 +128,16 @@ export class Metrics {
     this.webhookCalls.inc([form, status]);
   }
 
+  /** `httpRequest` and `webhookCall` of one webhook route and status, bound once (the lane's accepted calls). */
+  webhookSeries(form: 'public' | 'key', route: string, status: number): (seconds: number) => void {
+    const duration = this.httpDuration.bind(['webhooks', 'POST', route, status]);
+    const calls = this.webhookCalls.bind([form, status]);
+    return (seconds) => {
+      duration(seconds);
+      calls();
+    };
+  }
+
   taskFinished(agentId: string, status: string, seconds: number): void {
     this.tasksFinished.inc({ agent_id: agentId, status });
     this.taskDuration.observe({ status }, seconds);

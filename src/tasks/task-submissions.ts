@@ -15,7 +15,7 @@ import type { TaskEndNotifier } from './task-end-notifier.js';
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
 import { findAccepted, type TaskInbox } from './task-inbox.js';
 import { jsonOrNull, newTaskRow } from './task-rows.js';
-import type { TaskSignals } from './task-signals.js';
+import type { TaskSignal, TaskSignals } from './task-signals.js';
 import { presentWithChildren, type TaskWatch } from './task-watch.js';
 import { eventRow, presentTask } from './task.presenter.js';
 import type { Task, TaskReport, TaskSubmission, TaskSubmitter, WaitOptions } from './task.types.js';
@@ -23,6 +23,8 @@ import type { ContinuationFields, NewEventRow, TaskRow, TasksRepository } from '
 
 /** Tasks per group commit: 44 columns each, well under SQLite's 32,766 bound parameters per statement. */
 const INTAKE_BATCH = 200;
+/** What every accepted call publishes: one frozen object, not one per call. */
+const QUEUED_IN_INBOX: TaskSignal = Object.freeze({ kind: 'queued', inbox: true });
 
 /** A submission that passed its checks: the agent it runs, its strategies and the fields its run stores. */
 interface Prepared {
@@ -72,16 +74,27 @@ export class TaskSubmissions implements TaskSubmitter {
    * through the inbox (task-inbox.ts); a caller-chosen id (it may continue a conversation) and an agent with a daily
    * limit (counted in the inserting transaction) take the path of `submit`.
    */
-  async accept(s: TaskSubmission): Promise<string> {
-    const preparing = this.prepare(s);
-    const prepared = preparing instanceof Promise ? await preparing : preparing;
+  accept(s: TaskSubmission): Promise<string> {
+    // Not an async function: a warm agent is prepared at once, and then the inbox commit's promise is the only one
+    // an accepted call waits on (every accepted webhook call comes through here).
+    try {
+      const preparing = this.prepare(s);
+      return preparing instanceof Promise ? preparing.then((p) => this.acceptPrepared(s, p)) : this.acceptPrepared(s, preparing);
+    } catch (e) {
+      // A refusal is a rejection, as from an async function: callers may only attach handlers.
+      return Promise.reject(e);
+    }
+  }
+
+  private acceptPrepared(s: TaskSubmission, prepared: Prepared): Promise<string> {
     if (s.taskId !== undefined || prepared.strategies.maxRunsPerDay !== undefined) {
-      return (await this.commit(s, prepared)).task.id;
+      return this.commit(s, prepared).then((c) => c.task.id);
     }
     const id = newId();
-    await this.d.inbox.append(newTaskRow(s, id, prepared.fields, prepared.now));
-    this.d.signals.publish({ kind: 'queued', inbox: true });
-    return id;
+    return this.d.inbox.append(newTaskRow(s, id, prepared.fields, prepared.now)).then(() => {
+      this.d.signals.publish(QUEUED_IN_INBOX);
+      return id;
+    });
   }
 
   /**

@@ -59,6 +59,40 @@ describe('request series', () => {
     const h = new RequestHistogram({ name: 'y', help: 'y', labelNames: ['a'], buckets, registers: [r] });
     h.observe(['x'], Number.NaN);
     h.observe(['x'], Number.POSITIVE_INFINITY);
+    h.bind(['x'])(Number.NaN);
     expect(await r.metrics()).not.toContain('y_count');
+  });
+
+  it('bound series read as observed ones, appear only once observed, and record again after a reset', async () => {
+    const make = () => {
+      const r = new Registry();
+      const h = new RequestHistogram({ name: 'z_seconds', help: 'z', labelNames: ['route', 'status'], buckets, registers: [r] });
+      const c = new RequestCounter({ name: 'z_total', help: 'z', labelNames: ['route', 'status'], registers: [r] });
+      return { r, h, c };
+    };
+    const bound = make();
+    const looked = make();
+    const observeBound = bound.h.bind(['/wh_:secret', 200]);
+    const countBound = bound.c.bind(['/wh_:secret', 200]);
+    expect(await bound.r.metrics()).not.toContain('route=');
+    for (const v of [0.0004, 0.05, 2]) {
+      observeBound(v);
+      countBound();
+      looked.h.observe(['/wh_:secret', 200], v);
+      looked.c.inc(['/wh_:secret', 200]);
+    }
+    // Another series beside the bound one, recorded by labels on both sides.
+    bound.h.observe(['/', 429], 0.002);
+    looked.h.observe(['/', 429], 0.002);
+    expect(await bound.r.metrics()).toBe(await looked.r.metrics());
+    bound.r.resetMetrics();
+    looked.r.resetMetrics();
+    observeBound(0.003);
+    countBound();
+    looked.h.observe(['/wh_:secret', 200], 0.003);
+    looked.c.inc(['/wh_:secret', 200]);
+    const text = await bound.r.metrics();
+    expect(text).toBe(await looked.r.metrics());
+    expect(text).toContain('z_total{route="/wh_:secret",status="200"} 1');
   });
 });

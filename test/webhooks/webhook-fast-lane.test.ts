@@ -2,6 +2,7 @@ import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../../src/errors.js';
+import { isPublicPath } from '../../src/http/webhook-fast-lane.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createAgent, enableWebhook, startWebhookWorld, type WebhookWorld } from './webhook-helpers.js';
 
@@ -216,5 +217,29 @@ describe.each(TEST_DBS)('webhook fast lane (%s)', (kind) => {
     expect(lane.keepAliveTimeout).toBe(72_000);
     const r = await json(publicPath, '{"prompt":"keep-alive"}');
     expect([r.headers.connection, r.headers['keep-alive']]).toEqual(['keep-alive', 'timeout=72']);
+  });
+});
+
+describe('isPublicPath', () => {
+  // The lane takes exactly the paths this pattern matches; anything else goes to find-my-way.
+  const PATTERN = /^\/wh_[A-Za-z0-9_-]{1,100}$/;
+
+  it('takes exactly the paths the /wh_<1-100 URL-safe characters> pattern matches', () => {
+    const fixed = ['/wh_', '/wh_a', '/wh_' + 'a'.repeat(100), '/wh_' + 'a'.repeat(101), '/wh_a/', '/wh_a%41', '/wh_a.b', '/wh_a~', '/WH_a',
+      '/wh-a', 'wh_a', '/wh_a b', '/wh_Z9_-', '/wh_\u00e9', '/wh_a\u0000', '/wh_@', '/wh_[', '/wh_`', '/wh_{', '/wh_/', '/wh_:', '/', ''];
+    for (const p of fixed) expect(isPublicPath(p), p).toBe(PATTERN.test(p));
+    // Every single character after the prefix, and random paths around the length limits.
+    for (let c = 0; c < 0x180; c++) {
+      const p = '/wh_x' + String.fromCharCode(c);
+      expect(isPublicPath(p), `char ${c}`).toBe(PATTERN.test(p));
+    }
+    const alphabet = 'aZ09_-./%~ \u00ff';
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    for (let i = 0; i < 2000; i++) {
+      let p = rand(10) === 0 ? '/wh' : '/wh_';
+      for (let n = rand(106); n > 0; n--) p += alphabet[rand(alphabet.length)];
+      expect(isPublicPath(p), p).toBe(PATTERN.test(p));
+    }
   });
 });
