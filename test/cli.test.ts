@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,6 +27,15 @@ async function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/** The lines of a file another process is about to write. */
+async function waitForFile(path: string): Promise<string[]> {
+  for (let i = 0; i < 100; i++) {
+    if (existsSync(path)) return readFileSync(path, 'utf8').split('\n');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${path} was not written`);
 }
 
 async function waitForHealth(base: string, proc: ChildProcess): Promise<void> {
@@ -98,16 +108,23 @@ describe.each(TEST_DBS)('command line and production start (%s)', (kind) => {
   it('the built server serves /health and creates an agent with the bootstrap key', async () => {
     const apiPort = await freePort();
     const webhookPort = await freePort();
-    server = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve'], {
+    const loadedFile = join(env.env.AGENTRY_DATA_DIR!, 'loaded-packages.txt');
+    server = spawn(process.execPath, ['--import', join(ROOT, 'test', 'fixtures', 'loaded-packages.mjs'), join(ROOT, 'dist', 'main.js'), 'serve'], {
       cwd: ROOT,
       stdio: 'ignore',
-      env: { ...process.env, ...env.env, AGENTRY_BOOTSTRAP_API_KEY: BOOTSTRAP, AGENTRY_API_PORT: String(apiPort), AGENTRY_WEBHOOK_PORT: String(webhookPort) },
+      env: { ...process.env, ...env.env, AGENTRY_BOOTSTRAP_API_KEY: BOOTSTRAP, AGENTRY_API_PORT: String(apiPort), AGENTRY_WEBHOOK_PORT: String(webhookPort), LOADED_PACKAGES_FILE: loadedFile },
     });
     api = `http://127.0.0.1:${apiPort}`;
     webhook = `http://127.0.0.1:${webhookPort}`;
     await waitForHealth(api, server);
     await waitForHealth(webhook, server);
     expect(await (await fetch(`${api}/health`)).json()).toBe('ok');
+    // The PostgreSQL driver is loaded by a deployment on PostgreSQL only (~6 MB resident on the embedded database).
+    server.kill('SIGUSR2');
+    const loaded = await waitForFile(loadedFile);
+    expect(loaded).toContain('fastify');
+    if (kind === 'postgres') expect(loaded).toContain('pg');
+    else expect(loaded).not.toContain('pg');
     const r = await fetch(`${api}/v1/agents`, {
       method: 'POST',
       headers: { 'x-api-key': BOOTSTRAP, 'content-type': 'application/json' },

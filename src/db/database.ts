@@ -3,9 +3,9 @@ import { dirname } from 'node:path';
 import Sqlite from 'libsql';
 import { ensurePrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenMode } from '../lib/private-files.js';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { createLogger, type Logger } from '../lib/logger.js';
 import { PgConfigWatch } from './pg-config-watch.js';
+import { pgModule } from './pg-module.js';
 import { PgNotifications } from './pg-notifications.js';
 import { withPatchedClients } from './pg-pool.js';
 import type { Database } from './schema.js';
@@ -35,12 +35,9 @@ export interface Db {
   close(): Promise<void>;
 }
 
-// int8 (COUNT, bigint timestamps) arrives as a string by default; every value we store fits a double.
-pg.types.setTypeParser(20, (v: string) => Number(v));
-
 export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?: number; log?: Logger }): Db {
   if (opts.url) {
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
+    const pool = new (pgModule().Pool)({ connectionString: opts.url, max: opts.poolSize ?? 10 });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const notifications = new PgNotifications(opts.url, opts.log ?? createLogger('silent'));

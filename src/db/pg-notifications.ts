@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { pgModule } from './pg-module.js';
 import type { Logger } from '../lib/logger.js';
 
 export interface ChannelListener {
@@ -121,7 +122,7 @@ export class PgNotifications {
 
   private async connect(): Promise<void> {
     // TCP keep-alive: a peer that vanished without a FIN is noticed, not listened to forever.
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true });
+    const client = new (pgModule().Client)({ connectionString: this.url, keepAlive: true });
     client.on('notification', (msg) => {
       for (const s of this.subscribers) if (s.live && s.l.channel === msg.channel) s.l.onNotification(msg.payload ?? '');
     });
