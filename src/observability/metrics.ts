@@ -1,5 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { RequestCounter, RequestHistogram } from './request-series.js';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { IndexedCounter, IndexedHistogram } from './indexed-series.js';
 
 /**
  * The process's Prometheus metrics (GET /metrics). Everything on a request or run path is an in-memory counter or
@@ -31,35 +31,36 @@ export interface MetricsSources {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly httpDuration: RequestHistogram;
-  private readonly tasksFinished: Counter<'agent_id' | 'status'>;
-  private readonly taskDuration: Histogram<'status'>;
-  private readonly llmCalls: Counter<'provider' | 'model' | 'outcome'>;
-  private readonly llmDuration: Histogram<'provider' | 'model'>;
-  private readonly llmTokens: Counter<'provider' | 'model' | 'type'>;
-  private readonly toolCalls: Counter<'outcome'>;
-  private readonly toolDuration: Histogram<'outcome'>;
-  private readonly webhookCalls: RequestCounter;
+  private readonly httpDuration: IndexedHistogram;
+  private readonly tasksFinished: IndexedCounter;
+  private readonly taskDuration: IndexedHistogram;
+  private readonly llmCalls: IndexedCounter;
+  private readonly llmDuration: IndexedHistogram;
+  private readonly llmTokens: IndexedCounter;
+  private readonly toolCalls: IndexedCounter;
+  private readonly toolDuration: IndexedHistogram;
+  private readonly webhookCalls: IndexedCounter;
 
   constructor(private readonly sources: MetricsSources) {
     const r = this.registry;
     collectDefaultMetrics({ register: r, prefix: 'agentry_' });
-    // Updated on every request: see request-series.ts.
-    this.httpDuration = new RequestHistogram({
+    // Updated on every request: see indexed-series.ts.
+    this.httpDuration = new IndexedHistogram({
       name: 'agentry_http_request_duration_seconds',
       help: 'HTTP requests by listener, method, route pattern and status: count (rate) and latency',
       labelNames: ['listener', 'method', 'route', 'status'],
       buckets: LATENCY_BUCKETS,
       registers: [r],
     });
-    this.tasksFinished = new Counter({ name: 'agentry_tasks_finished_total', help: 'Task runs ended, by agent and status', labelNames: ['agent_id', 'status'], registers: [r] });
-    this.taskDuration = new Histogram({ name: 'agentry_task_run_duration_seconds', help: 'Task run duration by status', labelNames: ['status'], buckets: LATENCY_BUCKETS, registers: [r] });
-    this.llmCalls = new Counter({ name: 'agentry_llm_calls_total', help: 'LLM calls by provider, model and outcome (ok, error)', labelNames: ['provider', 'model', 'outcome'], registers: [r] });
-    this.llmDuration = new Histogram({ name: 'agentry_llm_call_duration_seconds', help: 'LLM call latency by provider and model', labelNames: ['provider', 'model'], buckets: LATENCY_BUCKETS, registers: [r] });
-    this.llmTokens = new Counter({ name: 'agentry_llm_tokens_total', help: 'LLM tokens by provider, model and type (input, output)', labelNames: ['provider', 'model', 'type'], registers: [r] });
-    this.toolCalls = new Counter({ name: 'agentry_tool_calls_total', help: 'Tool calls by outcome (ok, error)', labelNames: ['outcome'], registers: [r] });
-    this.toolDuration = new Histogram({ name: 'agentry_tool_call_duration_seconds', help: 'Tool call duration by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers: [r] });
-    this.webhookCalls = new RequestCounter({ name: 'agentry_webhook_calls_total', help: 'Webhook invocations received, by form (public, key) and status', labelNames: ['form', 'status'], registers: [r] });
+    // Updated on every run: see indexed-series.ts.
+    this.tasksFinished = new IndexedCounter({ name: 'agentry_tasks_finished_total', help: 'Task runs ended, by agent and status', labelNames: ['agent_id', 'status'], registers: [r] });
+    this.taskDuration = new IndexedHistogram({ name: 'agentry_task_run_duration_seconds', help: 'Task run duration by status', labelNames: ['status'], buckets: LATENCY_BUCKETS, registers: [r] });
+    this.llmCalls = new IndexedCounter({ name: 'agentry_llm_calls_total', help: 'LLM calls by provider, model and outcome (ok, error)', labelNames: ['provider', 'model', 'outcome'], registers: [r] });
+    this.llmDuration = new IndexedHistogram({ name: 'agentry_llm_call_duration_seconds', help: 'LLM call latency by provider and model', labelNames: ['provider', 'model'], buckets: LATENCY_BUCKETS, registers: [r] });
+    this.llmTokens = new IndexedCounter({ name: 'agentry_llm_tokens_total', help: 'LLM tokens by provider, model and type (input, output)', labelNames: ['provider', 'model', 'type'], registers: [r] });
+    this.toolCalls = new IndexedCounter({ name: 'agentry_tool_calls_total', help: 'Tool calls by outcome (ok, error)', labelNames: ['outcome'], registers: [r] });
+    this.toolDuration = new IndexedHistogram({ name: 'agentry_tool_call_duration_seconds', help: 'Tool call duration by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers: [r] });
+    this.webhookCalls = new IndexedCounter({ name: 'agentry_webhook_calls_total', help: 'Webhook invocations received, by form (public, key) and status', labelNames: ['form', 'status'], registers: [r] });
 
     const { queueStats, poolStats } = sources;
     if (queueStats) {
@@ -139,22 +140,21 @@ export class Metrics {
   }
 
   taskFinished(agentId: string, status: string, seconds: number): void {
-    this.tasksFinished.inc({ agent_id: agentId, status });
-    this.taskDuration.observe({ status }, seconds);
+    this.tasksFinished.inc([agentId, status]);
+    this.taskDuration.observe([status], seconds);
   }
 
   llmCall(provider: string, model: string, seconds: number, inputTokens: number, outputTokens: number, failed: boolean): void {
-    const labels = { provider, model };
-    this.llmCalls.inc({ ...labels, outcome: failed ? 'error' : 'ok' });
-    this.llmDuration.observe(labels, seconds);
-    if (inputTokens > 0) this.llmTokens.inc({ ...labels, type: 'input' }, inputTokens);
-    if (outputTokens > 0) this.llmTokens.inc({ ...labels, type: 'output' }, outputTokens);
+    this.llmCalls.inc([provider, model, failed ? 'error' : 'ok']);
+    this.llmDuration.observe([provider, model], seconds);
+    if (inputTokens > 0) this.llmTokens.inc([provider, model, 'input'], inputTokens);
+    if (outputTokens > 0) this.llmTokens.inc([provider, model, 'output'], outputTokens);
   }
 
   toolCall(failed: boolean, seconds: number): void {
     const outcome = failed ? 'error' : 'ok';
-    this.toolCalls.inc({ outcome });
-    this.toolDuration.observe({ outcome }, seconds);
+    this.toolCalls.inc([outcome]);
+    this.toolDuration.observe([outcome], seconds);
   }
 
   /** The exposition text and its content type. */

@@ -1,9 +1,9 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { RequestCounter, RequestHistogram } from '../../src/observability/request-series.js';
+import { IndexedCounter, IndexedHistogram } from '../../src/observability/indexed-series.js';
 
 /**
- * The request-path metrics (request-series.ts) stand in for prom-client's Histogram and Counter: scraped, they must
+ * The request-path metrics (indexed-series.ts) stand in for prom-client's Histogram and Counter: scraped, they must
  * read exactly as prom-client's own would after the same observations, in the text format and as JSON.
  */
 describe('request series', () => {
@@ -23,9 +23,9 @@ describe('request series', () => {
     const ours = new Registry();
     const o = { name: 'x_duration_seconds', help: 'Durations, "quoted" \\ help', labelNames: ['listener', 'route', 'status'] };
     const h1 = new Histogram({ ...o, buckets, registers: [theirs] });
-    const h2 = new RequestHistogram({ ...o, buckets, registers: [ours] });
+    const h2 = new IndexedHistogram({ ...o, buckets, registers: [ours] });
     const c1 = new Counter({ name: 'x_calls_total', help: 'Calls', labelNames: ['route', 'status'], registers: [theirs] });
-    const c2 = new RequestCounter({ name: 'x_calls_total', help: 'Calls', labelNames: ['route', 'status'], registers: [ours] });
+    const c2 = new IndexedCounter({ name: 'x_calls_total', help: 'Calls', labelNames: ['route', 'status'], registers: [ours] });
     for (const [listener, route, status, v] of observations) {
       h1.observe({ listener, route, status: String(status) }, v);
       h2.observe([listener, route, status], v);
@@ -56,18 +56,26 @@ describe('request series', () => {
 
   it('does not record a duration that is not a number', async () => {
     const r = new Registry();
-    const h = new RequestHistogram({ name: 'y', help: 'y', labelNames: ['a'], buckets, registers: [r] });
+    const h = new IndexedHistogram({ name: 'y', help: 'y', labelNames: ['a'], buckets, registers: [r] });
     h.observe(['x'], Number.NaN);
     h.observe(['x'], Number.POSITIVE_INFINITY);
     h.bind(['x'])(Number.NaN);
     expect(await r.metrics()).not.toContain('y_count');
   });
 
+  it('counts up by finite amounts only, as prom-client', async () => {
+    const r = new Registry();
+    const c = new IndexedCounter({ name: 't_total', help: 't', labelNames: ['type'], registers: [r] });
+    c.inc(['input'], 120);
+    for (const by of [-1, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => c.inc(['input'], by)).toThrow(/finite amount/);
+    expect(await r.metrics()).toContain('t_total{type="input"} 120');
+  });
+
   it('bound series read as observed ones, appear only once observed, and record again after a reset', async () => {
     const make = () => {
       const r = new Registry();
-      const h = new RequestHistogram({ name: 'z_seconds', help: 'z', labelNames: ['route', 'status'], buckets, registers: [r] });
-      const c = new RequestCounter({ name: 'z_total', help: 'z', labelNames: ['route', 'status'], registers: [r] });
+      const h = new IndexedHistogram({ name: 'z_seconds', help: 'z', labelNames: ['route', 'status'], buckets, registers: [r] });
+      const c = new IndexedCounter({ name: 'z_total', help: 'z', labelNames: ['route', 'status'], registers: [r] });
       return { r, h, c };
     };
     const bound = make();

@@ -1,13 +1,14 @@
 import type { Metric, Registry } from 'prom-client';
 
 /**
- * The two metrics every request updates (a latency histogram and a counter), kept outside prom-client's own classes.
+ * Counters and histograms updated on every request and every run, kept outside prom-client's own classes.
  *
  * Why: prom-client's `observe({ listener, method, route, status }, v)` builds a label object, validates it and joins
- * its values into a key string on every call: ~1 us of the accept's ~50 us (2% of its CPU in the profiles). Here the
- * label values find their series through one small map per label (status as the number it is, no string built), and an
- * observation is three adds. The registry formats what `get()`/`getForPromString()` return exactly as it formats its
- * own histograms and counters, so the exposition text is the same line for line.
+ * its values into a key string on every call: ~1 us of the accept's ~50 us (2% of its CPU in the profiles), and ~1%
+ * of a synchronous run's (its task, LLM and tool metrics). Here the label values find their series through one small
+ * map per label (a status stays the number it is, no string built), and an observation is three adds. The registry
+ * formats what `get()`/`getForPromString()` return exactly as it formats its own histograms and counters, so the
+ * exposition text is the same line for line. Label values are given in the order of `labelNames`.
  */
 
 /** Label values in the order of the metric's label names; a number is shown as its decimal text. */
@@ -70,7 +71,7 @@ function register(metric: object, registries: Registry[]): void {
   for (const r of registries) r.registerMetric(metric as Metric);
 }
 
-export class RequestHistogram {
+export class IndexedHistogram {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   readonly name: string;
@@ -147,7 +148,7 @@ export class RequestHistogram {
   }
 }
 
-export class RequestCounter {
+export class IndexedCounter {
   readonly type = 'counter';
   readonly aggregator = 'sum';
   readonly name: string;
@@ -162,10 +163,12 @@ export class RequestCounter {
   }
 
   inc(values: LabelValues, by = 1): void {
+    // As prom-client: a counter only goes up.
+    if (!(by >= 0) || !Number.isFinite(by)) throw new Error(`a counter increases by a finite amount >= 0, not ${by}`);
     this.series.get(values).value += by;
   }
 
-  /** `inc` with the label values fixed (see RequestHistogram.bind). */
+  /** `inc` with the label values fixed (see IndexedHistogram.bind). */
   bind(values: LabelValues): () => void {
     let s: { value: number } | undefined;
     let generation = -1;
