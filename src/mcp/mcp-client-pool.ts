@@ -7,7 +7,10 @@ import { ErrorCode, McpError as SdkMcpError } from '@modelcontextprotocol/sdk/ty
 import type { Clock } from '../lib/clock.js';
 import type { McpTransport } from './mcp.types.js';
 import { describeMcpError } from './mcp-errors.js';
-import { boundedMcpResponse } from './bounded-response.js';
+import { boundedResponse } from '../net/bounded-response.js';
+
+/** Most bytes of one JSON answer, or of one event of an event stream, of an MCP server (src/net/bounded-response.ts). */
+export const MAX_MCP_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /**
  * Live MCP client sessions, shared by every run that talks to the same server with the same credentials.
@@ -210,7 +213,7 @@ export class McpClientPool {
         session.reconnected = true;
         session.tools = undefined;
       }
-      return this.opts.fetch(input, init).then((res) => boundedMcpResponse(res, tooLarge));
+      return this.opts.fetch(input, init).then((res) => boundedResponse(res, MAX_MCP_MESSAGE_BYTES, tooLarge));
     };
     // Ends the session at once (its pending requests fail) and the connect below, instead of waiting for timeouts.
     let rejectConnect: (e: Error) => void = () => {};
