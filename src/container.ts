@@ -40,6 +40,7 @@ import { createObservability, type Observability } from './observability/observa
 import { createExternalAgentsModule, type ExternalAgentsModule } from './external-agents/external-agents.module.js';
 import { createWorkflowsModule } from './workflows/workflows.module.js';
 import type { WorkflowsService } from './workflows/workflows.service.js';
+import { outputSchemaProblem } from './lib/schema-checker.js';
 
 export type { Startable } from './lib/lifecycle.js';
 
@@ -113,6 +114,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     configRules: [(cfg) => access.preAuth.checkConfig(cfg)],
     // Knowledge bases are built after agents (they check agent ids): reached at call time.
     knowledgeBases: { exists: (org, id) => kb.knowledge.exists(org, id) },
+    outputSchemaProblem: (org, schema) => outputSchemaProblem(schemaChecker, org, schema),
   });
   const secrets = new SecretsService(new SecretsRepository(db), secretBox, clock);
   const runtime = createRuntime({
@@ -146,6 +148,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     runner: observability.observe(opts.taskRunner ?? runtime.runner),
     notifier: notifications.outbox,
     preAuth: access.preAuth,
+    outputSchemaProblem: (org, schema) => outputSchemaProblem(schemaChecker, org, schema),
   });
   const tasks = tasksModule.tasks;
   const files = await createFilesModule(base);
@@ -155,7 +158,14 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const mcp = createMcpModule(tools);
   const { skills } = createSkillsModule(tools);
   const kb = createKnowledgeModule({ ...base, files: files.files, agentExists, runtime });
-  const schedules = createSchedulesModule({ ...base, agents, tasks, runtime, pollMs: config.worker.schedulerPollMs });
+  const schedules = createSchedulesModule({
+    ...base,
+    agents,
+    tasks,
+    runtime,
+    pollMs: config.worker.schedulerPollMs,
+    outputSchemaProblem: (org, schema) => outputSchemaProblem(schemaChecker, org, schema),
+  });
   const memory = createMemoryModule({ ...base, runtime, embeddings: kb.embeddings, signals: tasksModule.signals, agents: { exists: agentExists } });
   const external = createExternalAgentsModule({
     runtime,

@@ -23,9 +23,10 @@ export function createAgentsModule(d: {
   /** Rules of other domains on every resulting configuration (OIDC pre-auth). */
   configRules: readonly ((cfg: AgentConfig) => void)[];
   knowledgeBases: KnowledgeBaseLookup;
+  outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>;
 }): AgentsModule {
   const repo = new AgentsRepository(d.db);
   const toolResolvers = createToolResolverRegistry({ agents: repo });
-  const agents = new AgentsService({ repo, clock: d.clock, urls: d.urls, secretBox: d.secretBox, toolResolvers, configRules: d.configRules, knowledgeBases: d.knowledgeBases });
+  const agents = new AgentsService({ repo, clock: d.clock, urls: d.urls, secretBox: d.secretBox, toolResolvers, configRules: d.configRules, knowledgeBases: d.knowledgeBases, outputSchemaProblem: d.outputSchemaProblem });
   return { agents, toolResolvers };
 }

@@ -27,6 +27,8 @@ export interface AgentsServiceDeps {
   configRules?: readonly ((cfg: AgentConfig) => void)[];
   /** Knowledge bases attached to agents are checked through this lookup; without one every id is unknown. */
   knowledgeBases?: KnowledgeBaseLookup;
+  /** Why an output_schema could not be enforced at run time (lib/schema-checker.ts outputSchemaProblem); checked on writes. */
+  outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>;
 }
 
 /**
@@ -44,7 +46,7 @@ export class AgentsService {
     this.store = new AgentStore(d.repo, d.clock, d.urls, d.secretBox);
     const tools = new AgentToolsResolver(d.toolResolvers, d.knowledgeBases);
     this.reads = new AgentReads(this.store);
-    this.writes = new AgentWrites(this.store, tools, d.configRules ?? []);
+    this.writes = new AgentWrites(this.store, tools, d.configRules ?? [], d.outputSchemaProblem);
     this.toolEdits = new AgentToolEdits(this.store, tools);
   }
 

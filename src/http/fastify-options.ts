@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyServerFactory } from 'fastify';
 import type { Logger } from '../lib/logger.js';
 import { newId } from '../lib/ids.js';
@@ -17,10 +18,19 @@ export const DEFAULT_MAX_JSON_DEPTH = 256;
  */
 export const MAX_PARAM_LENGTH = 2048;
 
+/**
+ * Default longest time a client may take to send one whole request, headers and body (AGENTRY_REQUEST_TIMEOUT_MS):
+ * Node's own default, which Fastify turns off (0). Without it a body that never completes held its connection for
+ * as long as the client liked, on both listeners; enough of them exhaust the process's file descriptors. The answer's
+ * own time (a synchronous invocation) is not counted: it starts once the request has arrived.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
+
 export interface FastifyAppOptions {
   bodyLimit?: number;
   serverFactory?: FastifyServerFactory;
   maxJsonDepth?: number;
+  requestTimeoutMs?: number;
 }
 
 /** Options shared by both listeners: our logger, UUIDv7 request ids, per-request logs only at debug. */
@@ -33,6 +43,8 @@ export function createFastify(log: Logger, opts: FastifyAppOptions = {}): Fastif
     genReqId: () => newId(),
     requestIdHeader: false,
     bodyLimit: opts.bodyLimit ?? 10 * 1024 * 1024,
+    requestTimeout: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    clientErrorHandler,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     logController: new LogController({ disableRequestLogging: !verbose }),
     // The header goes on the raw response before Fastify sees the request: one constant, no hook, and it is on
@@ -75,8 +87,36 @@ const defaultServerFactory: FastifyServerFactory = (handler, opts) => {
 /** What Fastify sets on the HTTP/1 server it creates itself; it does not touch a server from `serverFactory`. */
 export function applyFastifyTimeouts(server: Server, opts: Record<string, unknown>): void {
   server.keepAliveTimeout = opts.keepAliveTimeout as number;
-  server.requestTimeout = opts.requestTimeout as number;
+  const requestTimeout = opts.requestTimeout as number;
+  server.requestTimeout = requestTimeout;
+  if (requestTimeout > 0) {
+    // Node checks the two deadlines together and expects headers to be due no later than the whole request (its
+    // constructor refuses otherwise); the check runs every `connectionsCheckingInterval` (read when listening starts),
+    // so a short timeout is also checked more often than every 30 s.
+    server.headersTimeout = Math.min(server.headersTimeout, requestTimeout);
+    (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(30_000, Math.max(50, Math.floor(requestTimeout / 4)));
+  }
   server.setTimeout(opts.connectionTimeout as number);
   const perSocket = opts.maxRequestsPerSocket as number;
   if (perSocket > 0) server.maxRequestsPerSocket = perSocket;
+}
+
+/**
+ * Answers to requests Node's parser refused before Fastify saw them (a request not sent in time, headers too large,
+ * a malformed request line): Fastify's own answers had its `{error, message, statusCode}` body and no nosniff
+ * header; these are in the contract's shape.
+ */
+function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const reason = STATUS_CODES[status]!;
+  const body = JSON.stringify({ detail: status === 408 ? 'Request not received in time' : reason });
+  this.log.trace({ err }, 'client error');
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `${NOSNIFF[0]}: ${NOSNIFF[1]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

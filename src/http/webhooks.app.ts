@@ -34,7 +34,7 @@ export interface WebhookAppOptions {
 export async function buildWebhookApp(c: Container, opts: WebhookAppOptions = {}): Promise<FastifyInstance> {
   const { maxRequestBytes } = c.config.files;
   const lane = opts.fastLane === false ? undefined : createWebhookFastLane(c);
-  const app = createFastify(c.log, { bodyLimit: maxRequestBytes, serverFactory: lane?.serverFactory, maxJsonDepth: c.config.maxJsonDepth });
+  const app = createFastify(c.log, { bodyLimit: maxRequestBytes, serverFactory: lane?.serverFactory, maxJsonDepth: c.config.maxJsonDepth, requestTimeoutMs: c.config.requestTimeoutMs });
   if (lane) app.addHook('preClose', async () => lane.close());
   installErrorHandler(app);
   if (c.metrics) installHttpMetrics(app, c.metrics, 'webhooks');

@@ -87,3 +87,14 @@ export class SchemaChecker {
     return { kind: 'valid', value: 'value' in reply ? reply.value : value };
   }
 }
+
+/**
+ * Why an `output_schema` (agent or invocation) could not be enforced, or undefined when it can: compiled in the flavour
+ * the run checks answers with. The run treats a schema it cannot use as a hint only, so one that does not compile
+ * (a misspelt type, a reference that resolves nowhere), or is too large, is refused where it is written instead of
+ * being stored and silently not enforced.
+ */
+export async function outputSchemaProblem(checker: Pick<SchemaChecker, 'compiles'>, owner: string, schema: Record<string, unknown>): Promise<string | undefined> {
+  const verdict = await checker.compiles(owner, 'hint', schema);
+  return verdict.kind === 'unusable' ? `output_schema cannot be enforced: ${verdict.reason}` : undefined;
+}

@@ -13,6 +13,8 @@ import {
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { Readable } from 'node:stream';
 import { NODE_BODY, nodeBodyOf } from '../net/safe-fetch.js';
+import { AnswerTooLarge } from '../net/bounded-response.js';
+import { MAX_LLM_MESSAGE_BYTES } from './llm-limits.js';
 import { z } from 'zod';
 import { ChunkTransform } from './chat-chunk-transform.js';
 
@@ -240,6 +242,8 @@ class ChatPartReader implements PartReader {
   private at = 0;
   private ended = false;
   private failure: unknown = undefined;
+  /** Set when one event passed MAX_LLM_MESSAGE_BYTES: the parser stops, and so does the body. */
+  private oversize: AnswerTooLarge | undefined = undefined;
   private readonly decoder = new TextDecoder();
   private readonly parser: EventSourceParser;
 
@@ -250,7 +254,14 @@ class ChatPartReader implements PartReader {
     private readonly bodyFailure: (cause: unknown) => unknown,
   ) {
     this.waiting = [{ type: 'stream-start', warnings }];
-    this.parser = createParser({ onEvent: (event) => chunks.acceptData(event.data) });
+    this.parser = createParser({
+      onEvent: (event) => chunks.acceptData(event.data),
+      // The parser buffers an event until its blank line; the endpoint is the tenant's (llm_api_base).
+      maxBufferSize: MAX_LLM_MESSAGE_BYTES,
+      onError: (e) => {
+        if (e.type === 'max-buffer-size-exceeded') this.oversize ??= new AnswerTooLarge(MAX_LLM_MESSAGE_BYTES);
+      },
+    });
   }
 
   async read(): Promise<ReadableStreamReadResult<StreamPart>> {
@@ -272,6 +283,11 @@ class ChatPartReader implements PartReader {
       } else {
         this.parser.feed(this.decoder.decode(next.value, { stream: true }));
         this.refill(this.chunks.take());
+      }
+      if (this.oversize) {
+        this.failure = this.bodyFailure(this.oversize);
+        this.ended = true;
+        await this.bytes.cancel(this.oversize).catch(() => {});
       }
     }
   }

@@ -1,5 +1,6 @@
 import { APICallError, RetryError } from 'ai';
 import { isEgressRefused } from '../net/safe-fetch.js';
+import { AnswerTooLarge } from '../net/bounded-response.js';
 
 /**
  * Turns what a provider call threw into a message fit for a task result: provider, HTTP status and the
@@ -8,6 +9,8 @@ import { isEgressRefused } from '../net/safe-fetch.js';
 export function describeLlmError(provider: string, model: string, e: unknown): string {
   const err = RetryError.isInstance(e) ? (e.lastError ?? e) : e;
   if (isEgressRefused(err)) return `LLM provider "${provider}" is not reachable: ${(err as Error).message}`;
+  const tooLarge = findCause(err, (c) => c instanceof AnswerTooLarge);
+  if (tooLarge) return `LLM provider "${provider}" (model "${model}") failed: ${(tooLarge as Error).message}`;
   if (APICallError.isInstance(err)) {
     const detail = providerMessage(err.responseBody) ?? err.message;
     const status = err.statusCode ? `HTTP ${err.statusCode}` : 'request failed';
@@ -34,4 +37,13 @@ function providerMessage(body: string | undefined): string | undefined {
 
 function truncate(s: string, n: number): string {
   return s.length > n ? s.slice(0, n) + '…' : s;
+}
+
+function findCause(e: unknown, pred: (c: unknown) => boolean): unknown {
+  let cur: unknown = e;
+  for (let i = 0; i < 6 && cur; i++) {
+    if (pred(cur)) return cur;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return undefined;
 }

@@ -5,6 +5,8 @@ import { CredentialResolver, type CredentialAgentFields, type CredentialSource }
 import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider, type ProviderOptions } from './llm-providers.js';
 import { chooseModel } from './model-catalog.js';
 import { createRetryingFetch, DEFAULT_RETRY_POLICY, type RetryListener, type RetryPolicy } from './retrying-fetch.js';
+import { boundedFetch } from '../net/bounded-response.js';
+import { MAX_LLM_MESSAGE_BYTES } from './llm-limits.js';
 
 /** The agent fields that choose and reach a model, typed as stored (agents/agent.schemas.ts). */
 export type LlmAgentFields = CredentialAgentFields &
@@ -77,7 +79,8 @@ export class LlmService {
     const key = JSON.stringify([provider, modelName, baseUrl ?? null, credential.apiKey, headers]);
     let model = this.models.get(key);
     if (!model) {
-      const transport = baseUrl ? this.deps.egressFetch : this.deps.publicFetch;
+      // A tenant's endpoint (llm_api_base) answers within a size limit; the official ones are not the tenant's.
+      const transport = baseUrl ? boundedFetch(this.deps.egressFetch, MAX_LLM_MESSAGE_BYTES) : this.deps.publicFetch;
       model = PROVIDER_ADAPTERS[provider].createModel({
         modelName,
         apiKey: credential.apiKey,

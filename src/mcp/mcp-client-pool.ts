@@ -7,6 +7,10 @@ import { ErrorCode, McpError as SdkMcpError } from '@modelcontextprotocol/sdk/ty
 import type { Clock } from '../lib/clock.js';
 import type { McpTransport } from './mcp.types.js';
 import { describeMcpError } from './mcp-errors.js';
+import { boundedResponse } from '../net/bounded-response.js';
+
+/** Most bytes of one JSON answer, or of one event of an event stream, of an MCP server (src/net/bounded-response.ts). */
+export const MAX_MCP_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /**
  * Live MCP client sessions, shared by every run that talks to the same server with the same credentials.
@@ -61,6 +65,8 @@ interface Session {
   tools?: McpToolInfo[];
   toolsAt: number;
   lastUsed: number;
+  /** An answer of the server passed the size limit (bounded-response.ts): the session was closed for it. */
+  failure?: Error;
 }
 
 /** A failure talking to an MCP server; the message is written for users and the LLM. */
@@ -112,8 +118,9 @@ export class McpClientPool {
       session.toolsAt = this.opts.clock.now();
       return tools;
     } catch (e) {
+      const cause = session.failure ?? e;
       this.drop(ep, session);
-      throw new McpCallError(describeMcpError(ep, e, 'listing its tools'), { cause: e });
+      throw new McpCallError(describeMcpError(ep, cause, 'listing its tools'), { cause });
     }
   }
 
@@ -130,6 +137,10 @@ export class McpClientPool {
           structuredContent: r.structuredContent as Record<string, unknown> | undefined,
         };
       } catch (e) {
+        if (session.failure) {
+          this.drop(ep, session);
+          throw new McpCallError(describeMcpError(ep, session.failure, `calling ${name}`), { cause: session.failure });
+        }
         // The server answered with a JSON-RPC error (bad arguments, unknown tool): the session itself is fine.
         if (isProtocolAnswer(e)) throw new McpCallError(describeMcpError(ep, e, `calling ${name}`), { cause: e });
         this.drop(ep, session);
@@ -202,7 +213,16 @@ export class McpClientPool {
         session.reconnected = true;
         session.tools = undefined;
       }
-      return this.opts.fetch(input, init);
+      return this.opts.fetch(input, init).then((res) => boundedResponse(res, MAX_MCP_MESSAGE_BYTES, tooLarge));
+    };
+    // Ends the session at once (its pending requests fail) and the connect below, instead of waiting for timeouts.
+    let rejectConnect: (e: Error) => void = () => {};
+    const tooLargeFailure = new Promise<never>((_, reject) => (rejectConnect = reject));
+    tooLargeFailure.catch(() => {});
+    const tooLarge = (e: Error) => {
+      session.failure = e;
+      rejectConnect(e);
+      void client.close().catch(() => {});
     };
     const transport: Transport =
       ep.transport === 'sse' ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch });
@@ -211,6 +231,7 @@ export class McpClientPool {
     try {
       await Promise.race([
         client.connect(transport, { timeout: this.connectTimeout }),
+        tooLargeFailure,
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no answer within ${Math.round(this.connectTimeout / 1000)} s`)), this.connectTimeout);
         }),

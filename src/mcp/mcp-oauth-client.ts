@@ -12,6 +12,8 @@ import type { Clock } from '../lib/clock.js';
 import type { FetchLike } from './mcp-client-pool.js';
 import type { McpTransport } from './mcp.types.js';
 import type { ObtainedTokens } from './mcp-user-tokens.service.js';
+import { boundedResponse } from '../net/bounded-response.js';
+import { MAX_MCP_MESSAGE_BYTES } from './mcp-client-pool.js';
 
 /**
  * The OAuth client side of the MCP authorization spec, on the SDK's functions (client/auth.js), every request through
@@ -51,7 +53,8 @@ export class McpOAuthClient {
     egressFetch: FetchLike,
     private readonly clock: Clock,
   ) {
-    this.fetch = (input, init) => egressFetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    // The SDK reads discovery, registration and token answers whole: bounded like every MCP answer.
+    this.fetch = (input, init) => egressFetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).then((res) => boundedResponse(res, MAX_MCP_MESSAGE_BYTES));
   }
 
   async discover(server: { url: string; transport: McpTransport }): Promise<McpOAuthDiscovery> {

@@ -129,8 +129,11 @@ export class NotificationDispatcher implements Startable {
     const attempts = Number(row.attempts) + 1;
     const stopping = this.stopping.signal.aborted && o.retry;
     // Stopping is no fault of the receiver's: tried again at once by whoever runs next.
-    // A receiver's Retry-After is followed as given; the give-up time still bounds it.
-    const delay = stopping ? 0 : o.retryAfterMs !== undefined ? o.retryAfterMs : this.backoff(attempts);
+    // A receiver's Retry-After can put the next try later than the backoff, never sooner: `Retry-After: 0` (or a date
+    // in the past) on every answer had the dispatcher retry at once, ~150 times a second, until the give-up time.
+    // The give-up time still bounds a long one.
+    const backoff = stopping ? 0 : this.backoff(attempts);
+    const delay = stopping ? 0 : o.retryAfterMs !== undefined ? Math.max(o.retryAfterMs, backoff) : backoff;
     const at = now + delay;
     if (!o.retry || at > Number(row.give_up_at)) {
       const why = o.retry ? `given up after ${attempts} attempts: ${error}` : error;

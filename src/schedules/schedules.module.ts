@@ -20,13 +20,15 @@ export function createSchedulesModule(d: {
   clock: Clock;
   log: Logger;
   pollMs: number;
+  /** Why an invocation's output_schema could not be enforced (lib/schema-checker.ts); refused when a schedule is written. */
+  outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>;
 }): { schedules: SchedulesService; scheduler: ScheduleScheduler } {
   const repo = new SchedulesRepository(d.db);
   const agents = {
     exists: (org: string, id: string) => d.agents.exists(org, id),
     developerAccess: async (org: string, id: string) => (await d.agents.find(org, id))?.developerAccess,
   };
-  const schedules = new SchedulesService(repo, agents, d.tasks.queries, d.clock);
+  const schedules = new SchedulesService(repo, agents, d.tasks.queries, d.clock, d.outputSchemaProblem);
   const scheduler = new ScheduleScheduler(repo, new ScheduleFiring(repo, d.tasks.submissions, agents), d.clock, d.log, d.pollMs);
   d.runtime.tools.register('schedule', new ScheduleToolProvider(schedules));
   return { schedules, scheduler };

@@ -51,6 +51,8 @@ export interface TaskSubmissionsDeps {
   notifier?: TaskEndNotifier;
   /** OIDC pre-auth of invocations (src/auth/pre-auth.service.ts); without it a pre-auth agent's invocation is refused. */
   preAuth?: InvocationPreAuth;
+  /** Why an invocation's output_schema could not be enforced by the run (lib/schema-checker.ts); such a call is a 422. */
+  outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>;
 }
 
 /**
@@ -202,6 +204,17 @@ export class TaskSubmissions implements TaskSubmitter {
    */
   private prepare(s: TaskSubmission): Prepared | Promise<Prepared> {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
+    // Only calls that bring their own output_schema wait for this; the others stay synchronous here.
+    if (s.outputSchema && this.d.outputSchemaProblem) {
+      return this.d.outputSchemaProblem(s.organizationId, s.outputSchema).then((problem) => {
+        if (problem) throw AppError.invalid(['body', 'output_schema'], problem);
+        return this.prepareAgent(s);
+      });
+    }
+    return this.prepareAgent(s);
+  }
+
+  private prepareAgent(s: TaskSubmission): Prepared | Promise<Prepared> {
     if (!s.agent) return this.d.agents.getSubmittable(s.organizationId, s.agentId, s.version).then((agent) => this.prepareFor(s, agent));
     return this.prepareFor(s, s.agent);
   }

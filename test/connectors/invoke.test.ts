@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstreamApi, type UpstreamApi } from '../fakes/upstream-api.js';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
@@ -160,6 +162,43 @@ describe.each(TEST_DBS)('connector invoke (%s)', (kind) => {
     const refused = await invoke(wrong, 'getItem', { path_params: { id: 42 } });
     expect(refused.statusCode).toBe(502);
     expect(refused.json().detail).toMatch(/token endpoint answered 401/);
+  });
+
+  it('stops reading a token endpoint that answers without end: 502 naming the limit, the connection closed', async () => {
+    // A token answer is a few hundred bytes; this one streams 1 MiB every 20 ms until the socket closes. Read whole,
+    // it grew the process by the whole stream (1.7 GB from one call in a probe) until the call's timeout.
+    let sent = 0;
+    let closed = false;
+    const endless = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"access_token":"');
+      const chunk = Buffer.alloc(1 << 20, 97);
+      const timer = setInterval(() => {
+        res.write(chunk);
+        sent += chunk.length;
+      }, 20);
+      res.on('close', () => {
+        clearInterval(timer);
+        closed = true;
+      });
+    });
+    await new Promise<void>((r) => endless.listen(0, '127.0.0.1', r));
+    try {
+      const port = (endless.address() as AddressInfo).port;
+      const id = await connect({
+        timeout_seconds: 4,
+        security: { type: 'oauth2_client_credentials', token_url: `http://127.0.0.1:${port}/token`, client_id: 'c', client_secret: 's', scopes: [] },
+      });
+      const r = await invoke(id, 'getItem', { path_params: { id: 42 } });
+      expect(r.statusCode, r.body).toBe(502);
+      expect(r.json()).toEqual({ detail: 'OAuth2 token endpoint answered more than 64 KiB' });
+      await expect.poll(() => closed).toBe(true);
+      expect(sent).toBeLessThan(8 << 20);
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((r) => endless.close(r));
+    }
   });
 
   it('validates the payload against the input schema (422 with loc) and sends nothing', async () => {

@@ -185,6 +185,36 @@ describe.each(TEST_DBS)('custom-function input_schema (%s)', (kind) => {
     expect(invoked.json().detail[0].loc).toEqual(['body', 'output_schema']);
   });
 
+  it('refuses an output_schema the run could not enforce (does not compile): agent create and PATCH, invocations; nothing stored', async () => {
+    // The run treats a schema it cannot compile as a hint only: accepted, it was stored and never enforced.
+    const before = (await t.req('GET', '/v1/agents?per_page=1')).json().total;
+    for (const schema of [{ type: 'strnig' }, { type: 'object', properties: { a: { $ref: 'http://127.0.0.1:1/a.json' } } }, { type: 'object', required: 'a' }]) {
+      const r = await t.req('POST', '/v1/agents', { name: `unusable-${JSON.stringify(schema).length}`, output_format: 'json', output_schema: schema });
+      expect(r.statusCode, JSON.stringify(schema)).toBe(422);
+      expect(r.json().detail[0]).toMatchObject({ loc: ['body', 'output_schema'], type: 'value_error', msg: expect.stringMatching(/output_schema cannot be enforced/) });
+    }
+    expect((await t.req('GET', '/v1/agents?per_page=1')).json().total).toBe(before);
+    const ok = await t.req('POST', '/v1/agents', { name: 'usable-schema', output_format: 'json', output_schema: { type: 'object', properties: { a: { $ref: '#/$defs/a' } }, $defs: { a: { type: 'string' } } } });
+    expect(ok.statusCode, ok.body).toBe(201);
+    const patched = await t.req('PATCH', `/v1/agents/${ok.json().id}`, { output_schema: { type: 'strnig' } });
+    expect(patched.statusCode).toBe(422);
+    expect(patched.json().detail[0].loc).toEqual(['body', 'output_schema']);
+    expect((await t.req('GET', `/v1/agents/${ok.json().id}`)).json().output_schema.properties.a).toEqual({ $ref: '#/$defs/a' });
+    // An invocation's own output_schema too: refused, and no task is created.
+    const tasksBefore = (await t.req('GET', `/v1/agents/${ok.json().id}/tasks?per_page=1`)).json().total;
+    for (const path of ['invoke', 'invoke/async']) {
+      const invoked = await t.req('POST', `/v1/agents/${ok.json().id}/${path}`, { input: { text: 'x' }, output_format: 'json', output_schema: { type: 'strnig' } });
+      expect(invoked.statusCode, invoked.body).toBe(422);
+      expect(invoked.json().detail[0]).toMatchObject({ loc: ['body', 'output_schema'], msg: expect.stringMatching(/output_schema cannot be enforced/) });
+    }
+    expect((await t.req('GET', `/v1/agents/${ok.json().id}/tasks?per_page=1`)).json().total).toBe(tasksBefore);
+    // And a schedule's invocation, when it is written rather than at every firing.
+    const scheduled = await t.req('POST', `/v1/agents/${ok.json().id}/schedules`, { interval_seconds: 3600, enabled: false, invocation: { input: { text: 'x' }, output_schema: { type: 'strnig' } } });
+    expect(scheduled.statusCode, scheduled.body).toBe(422);
+    expect(scheduled.json().detail[0].loc).toEqual(['body', 'invocation', 'output_schema']);
+    expect((await t.req('GET', `/v1/agents/${ok.json().id}/schedules`)).json().total).toBe(0);
+  });
+
   it('refuses a pattern RE2 cannot run, naming the field', async () => {
     const schema = { type: 'object', properties: { s: { type: 'string', pattern: '(a)\\1' } } };
     const r = await t.req('POST', '/v1/custom_functions', { name: 'backref', code: 'async function run() { return 1 }', input_schema: schema });

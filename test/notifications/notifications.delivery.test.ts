@@ -171,6 +171,25 @@ describe.each(TEST_DBS)('task-end notifications (%s)', (kind) => {
     expect(rx.requests.length).toBe(1);
   });
 
+  it('never retries sooner than the backoff, whatever Retry-After says (0, a date in the past)', async () => {
+    // A receiver answering 503 with `Retry-After: 0` had the dispatcher retry at once, every time, until the give-up
+    // time (24 h by default): a hot loop of requests and recorded attempts that the receiver's owner controls.
+    rx = await startReceiver();
+    rx.handle = (r) => ({ status: 503, headers: { 'retry-after': r.path === '/zero' ? '0' : 'Thu, 01 Jan 1970 00:00:00 GMT' } });
+    const agentId = await t.createAgent({ notification_settings: { on_success: { webhook: [{ url: `${rx.url}/zero` }, { url: `${rx.url}/past` }] } } });
+    const id = await invoke(agentId, 'hammer');
+    await waitDeliveries(id, (x) => x.length === 2 && x.every((d) => d.attempts >= 1));
+    await new Promise((r) => setTimeout(r, 1500));
+    // The backoff here is 40 ms doubling to 200 ms with 50-100 % jitter: about 10 attempts in 1.5 s, never hundreds.
+    for (const path of ['/zero', '/past']) expect(rx.requests.filter((r) => r.path === path).length, path).toBeLessThan(40);
+    const ds = await deliveries(id);
+    for (const d of ds) {
+      const starts = d.attempt_log.map((a) => Date.parse(a.started_at));
+      for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(15);
+    }
+    await t.req('DELETE', `/v1/tasks/${id}`);
+  });
+
   it("honours a 429's Retry-After, and gives up at once on a 4xx that retrying cannot fix; a failed delivery can be re-sent", async () => {
     rx = await startReceiver();
     let limitedCalls = 0;

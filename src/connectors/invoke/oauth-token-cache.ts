@@ -29,6 +29,11 @@ interface Cached {
 const EARLY_RENEWAL_MS = 30_000;
 /** When the endpoint does not say, a token is reused for this long. */
 const DEFAULT_LIFETIME_MS = 5 * 60_000;
+/**
+ * Most bytes read from a token endpoint's answer (a token answer is a few hundred bytes). The endpoint is the tenant's
+ * choice: read whole, an endless answer grew this process by gigabytes within one call's timeout.
+ */
+export const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
 export class OAuthTokenCache {
   private readonly tokens = new Map<string, Cached>();
@@ -82,8 +87,11 @@ export class OAuthTokenCache {
         signal,
       });
     }
-    const text = await res.text();
-    if (!res.ok) throw new TokenEndpointError(`OAuth2 token endpoint answered ${res.status}`);
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => {});
+      throw new TokenEndpointError(`OAuth2 token endpoint answered ${res.status}`);
+    }
+    const text = await readBounded(res);
     let data: { access_token?: unknown; expires_in?: unknown };
     try {
       data = JSON.parse(text) as typeof data;
@@ -94,4 +102,17 @@ export class OAuthTokenCache {
     const seconds = Number(data.expires_in);
     return { token: data.access_token, lifetimeMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_LIFETIME_MS };
   }
+}
+
+async function readBounded(res: Response): Promise<string> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  // Leaving the loop early (the throw) cancels the body, which closes the connection.
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > MAX_TOKEN_RESPONSE_BYTES) throw new TokenEndpointError(`OAuth2 token endpoint answered more than ${MAX_TOKEN_RESPONSE_BYTES / 1024} KiB`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
