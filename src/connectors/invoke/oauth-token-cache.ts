@@ -30,6 +30,11 @@ const EARLY_RENEWAL_MS = 30_000;
 /** When the endpoint does not say, a token is reused for this long. */
 const DEFAULT_LIFETIME_MS = 5 * 60_000;
 /**
+ * The longest a token is reused, whatever `expires_in` says (a day): the endpoint is the tenant's, and a huge or
+ * mistaken lifetime (1e308 s) would otherwise keep one token for the life of the process.
+ */
+export const MAX_TOKEN_LIFETIME_MS = 24 * 60 * 60_000;
+/**
  * Most bytes read from a token endpoint's answer (a token answer is a few hundred bytes). The endpoint is the tenant's
  * choice: read whole, an endless answer grew this process by gigabytes within one call's timeout.
  */
@@ -100,7 +105,7 @@ export class OAuthTokenCache {
     }
     if (typeof data.access_token !== 'string' || !data.access_token) throw new TokenEndpointError('OAuth2 token endpoint answered without access_token');
     const seconds = Number(data.expires_in);
-    return { token: data.access_token, lifetimeMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_LIFETIME_MS };
+    return { token: data.access_token, lifetimeMs: Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, MAX_TOKEN_LIFETIME_MS) : DEFAULT_LIFETIME_MS };
   }
 }
 
