@@ -45,7 +45,7 @@ export const FIELD_DESCRIPTIONS: Record<string, string> = {
   llm_api_base: 'Base URL of an OpenAI-compatible endpoint to call instead of the provider\'s own (subject to the egress allow list).',
   llm_credentials: 'API key for the model ({name, value, description}); write-only, answered masked.',
   llm_credentials_key: 'Name of the organization secret holding the model API key.',
-  llm_credentials_key_type: 'Where the model API key comes from: xpander (server), custom (llm_credentials) or a secret.',
+  llm_credentials_key_type: 'xpander (default): the agent key (llm_credentials, llm_credentials_key) or else the server key; custom: the agent key only, never the server key.',
   llm_extra_headers: 'Extra HTTP headers sent with every model call.',
   llm_reasoning_effort: 'Reasoning effort for models that support it.',
   tools: 'Tool entries to attach (action, custom_function, mcp, agent, skill, ...).',

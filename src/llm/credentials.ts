@@ -9,7 +9,9 @@ import { isOfficialBase } from './official-endpoints.js';
  *   3. the server environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), only when the call goes to the provider's
  *      own endpoint (no llm_api_base, or the official one): the operator's key must never reach an endpoint the
  *      agent's author chose (issue 20). A custom endpoint without 1 or 2 fails the run; one that needs no key is
- *      given any placeholder value in llm_credentials, as before.
+ *      given any placeholder value in llm_credentials, as before. Nor for an agent whose
+ *      `llm_credentials_key_type` is `custom`: its author said the key is theirs, so a missing one fails the run
+ *      rather than spending the operator's key (`xpander`, the default, allows the server's key).
  * The resolved key is never logged nor put in an event; only its source is.
  */
 
@@ -29,6 +31,8 @@ export interface CredentialAgentFields {
   organization_id: string;
   llm_credentials?: unknown;
   llm_credentials_key?: unknown;
+  /** `custom`: the agent brings its own key (1 or 2 below), never the server's. */
+  llm_credentials_key_type?: unknown;
 }
 
 export class MissingCredentialsError extends Error {
@@ -64,13 +68,22 @@ export class CredentialResolver {
 
     const envKeys = PROVIDER_ADAPTERS[provider].envKeys;
     const custom = baseUrl !== undefined && !isOfficialBase(provider, baseUrl, this.env);
-    if (!custom) {
+    const ownKeyOnly = agent.llm_credentials_key_type === 'custom';
+    if (!custom && !ownKeyOnly) {
       for (const k of envKeys) {
         if (this.env[k]) return { apiKey: this.env[k], source: 'environment' };
       }
     }
 
     const missingSecret = keyName ? `the organization secret "${keyName}" named by llm_credentials_key does not exist; ` : '';
+    if (ownKeyOnly) {
+      throw new MissingCredentialsError(
+        provider,
+        `${missingSecret}llm_credentials_key_type is "custom", so the agent brings its own key and the server's ${envKeys.join(' / ')} ` +
+          `is not used: set llm_credentials on the agent, or store an organization secret (PUT /v1/secrets/{name}) and name it in ` +
+          `llm_credentials_key (or set llm_credentials_key_type to "xpander" to allow the server's key)`,
+      );
+    }
     if (custom) {
       throw new MissingCredentialsError(
         provider,

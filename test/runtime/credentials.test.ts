@@ -44,6 +44,30 @@ describe('LLM credentials and providers', () => {
     expect(noKey.outcome!.result).not.toContain('sk-from-env');
   });
 
+  it('never uses the server environment for an agent whose llm_credentials_key_type is custom', async () => {
+    const rt = makeRuntime({ secrets: { 'team-openai': 'sk-org-secret' }, env: { OPENAI_API_KEY: 'sk-from-env' } });
+    const resolve = (fields: Record<string, unknown>) =>
+      rt.llm.resolve(openaiAgent('', { llm_api_base: null, llm_credentials: null, ...fields })).then(
+        (r) => r.credentialSource as string,
+        (e: Error) => e.message,
+      );
+    expect(await resolve({ llm_credentials_key_type: 'xpander' })).toBe('environment');
+    expect(await resolve({ llm_credentials_key_type: null })).toBe('environment');
+    const refused = await resolve({ llm_credentials_key_type: 'custom' });
+    expect(refused).toContain('llm_credentials_key_type is "custom"');
+    expect(refused).toContain('OPENAI_API_KEY');
+    expect(refused).not.toContain('sk-from-env');
+    expect(await resolve({ llm_credentials_key_type: 'custom', llm_credentials_key: 'missing' })).toContain('"missing"');
+    // Its own key, from either place, is used as for any agent.
+    expect(await resolve({ llm_credentials_key_type: 'custom', llm_credentials_key: 'team-openai' })).toBe('organization_secret');
+    expect(await resolve({ llm_credentials_key_type: 'custom', llm_credentials: { name: 'k', value: 'sk-own' } })).toBe('agent');
+    // And a run of such an agent ends in error without calling the model.
+    const rec = await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_api_base: null, llm_credentials: null, llm_credentials_key_type: 'custom' }) });
+    expect(rec.outcome!.status).toBe('error');
+    expect(rec.outcome!.result).toContain('llm_credentials_key_type');
+    expect(llm.requests).toHaveLength(0);
+  });
+
   it('uses the server environment for the provider\'s own endpoint, however its URL is written', async () => {
     const rt = makeRuntime({ env: { OPENAI_API_KEY: 'sk-from-env', ANTHROPIC_API_KEY: 'sk-ant-env', CLOUDFLARE_API_TOKEN: 'cf', CLOUDFLARE_ACCOUNT_ID: 'acc1' } });
     const source = async (fields: Record<string, unknown>) =>
