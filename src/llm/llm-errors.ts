@@ -1,6 +1,7 @@
 import { APICallError, RetryError } from 'ai';
 import { isEgressRefused } from '../net/safe-fetch.js';
 import { AnswerTooLarge } from '../net/bounded-response.js';
+import { findCause } from '../lib/error-cause.js';
 
 /**
  * Turns what a provider call threw into a message fit for a task result: provider, HTTP status and the
@@ -37,13 +38,4 @@ function providerMessage(body: string | undefined): string | undefined {
 
 function truncate(s: string, n: number): string {
   return s.length > n ? s.slice(0, n) + '…' : s;
-}
-
-function findCause(e: unknown, pred: (c: unknown) => boolean): unknown {
-  let cur: unknown = e;
-  for (let i = 0; i < 6 && cur; i++) {
-    if (pred(cur)) return cur;
-    cur = (cur as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

@@ -1,4 +1,5 @@
 import { isEgressRefused } from '../net/safe-fetch.js';
+import { findCause } from '../lib/error-cause.js';
 
 /**
  * Messages for failures talking to an MCP server. They reach the LLM and the task trace, so they say what failed
@@ -35,13 +36,4 @@ function origin(url: string): string {
 
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-function findCause(e: unknown, pred: (c: unknown) => boolean): unknown {
-  let cur: unknown = e;
-  for (let i = 0; i < 6 && cur; i++) {
-    if (pred(cur)) return cur;
-    cur = (cur as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

@@ -59,3 +59,19 @@ export function boundedResponse(res: Response, limit: number, onTooLarge?: (e: A
 export function boundedFetch(fetch: typeof globalThis.fetch, limit: number): typeof globalThis.fetch {
   return (input, init) => fetch(input, init).then((res) => boundedResponse(res, limit));
 }
+
+/**
+ * A whole answer's text, read up to `limit` bytes; past it `tooLarge()` is thrown and the body cancelled (leaving the
+ * loop early cancels it, which closes the connection). For answers read whole by our own code.
+ */
+export async function readTextBounded(res: Response, limit: number, tooLarge: () => Error): Promise<string> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

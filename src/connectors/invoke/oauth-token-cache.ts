@@ -1,5 +1,6 @@
 import type { Clock } from '../../lib/clock.js';
 import type { SafeFetch } from '../../net/index.js';
+import { readTextBounded } from '../../net/index.js';
 
 /**
  * OAuth2 client-credentials tokens, cached per connection until shortly before they expire, with one in-flight
@@ -96,7 +97,7 @@ export class OAuthTokenCache {
       await res.body?.cancel().catch(() => {});
       throw new TokenEndpointError(`OAuth2 token endpoint answered ${res.status}`);
     }
-    const text = await readBounded(res);
+    const text = await readTextBounded(res, MAX_TOKEN_RESPONSE_BYTES, () => new TokenEndpointError(`OAuth2 token endpoint answered more than ${MAX_TOKEN_RESPONSE_BYTES / 1024} KiB`));
     let data: { access_token?: unknown; expires_in?: unknown };
     try {
       data = JSON.parse(text) as typeof data;
@@ -107,17 +108,4 @@ export class OAuthTokenCache {
     const seconds = Number(data.expires_in);
     return { token: data.access_token, lifetimeMs: Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, MAX_TOKEN_LIFETIME_MS) : DEFAULT_LIFETIME_MS };
   }
-}
-
-async function readBounded(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  // Leaving the loop early (the throw) cancels the body, which closes the connection.
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > MAX_TOKEN_RESPONSE_BYTES) throw new TokenEndpointError(`OAuth2 token endpoint answered more than ${MAX_TOKEN_RESPONSE_BYTES / 1024} KiB`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,4 +1,5 @@
 import type { OpenAIEndpoint } from '../../llm/llm.service.js';
+import { readTextBounded } from '../../net/index.js';
 
 /**
  * OpenAI's moderation endpoint (POST {base}/moderations): one call with the texts as an array, one result each.
@@ -67,7 +68,7 @@ async function moderateOnce(endpoint: OpenAIEndpoint, model: string, input: stri
     signal.throwIfAborted();
     throw new ModerationCallError(`the moderation endpoint could not be reached (${e instanceof Error ? e.message : String(e)})`);
   }
-  const raw = await readBounded(res);
+  const raw = await readTextBounded(res, MAX_RESPONSE_BYTES, () => new ModerationCallError('the moderation endpoint answered more than 1 MiB'));
   if (!res.ok) throw new ModerationCallError(`the moderation endpoint answered ${res.status}${providerMessage(raw)}`);
   let body: unknown;
   try {
@@ -81,18 +82,6 @@ async function moderateOnce(endpoint: OpenAIEndpoint, model: string, input: stri
     const o = (r && typeof r === 'object' ? r : {}) as Record<string, unknown>;
     return { flagged: o.flagged === true, categories: booleans(o.categories), scores: numbers(o.category_scores) };
   });
-}
-
-async function readBounded(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > MAX_RESPONSE_BYTES) throw new ModerationCallError('the moderation endpoint answered more than 1 MiB');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function providerMessage(raw: string): string {
