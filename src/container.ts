@@ -40,7 +40,7 @@ import { createObservability, type Observability } from './observability/observa
 import { createExternalAgentsModule, type ExternalAgentsModule } from './external-agents/external-agents.module.js';
 import { createWorkflowsModule } from './workflows/workflows.module.js';
 import type { WorkflowsService } from './workflows/workflows.service.js';
-import { outputSchemaProblem } from './lib/schema-checker.js';
+import { outputSchemaCheck } from './lib/schema-checker.js';
 
 export type { Startable } from './lib/lifecycle.js';
 
@@ -100,6 +100,8 @@ export interface ContainerOptions {
 export async function createContainer(config: Config, opts: ContainerOptions = {}): Promise<Container> {
   const platform = await createPlatform(config, opts);
   const { db, clock, log, urls, secretBox, safeFetch, schemaChecker } = platform;
+  // An output_schema the run could not enforce is refused where it is written (agents, invocations, schedules).
+  const checkOutputSchema = outputSchemaCheck(schemaChecker);
   // Observability (issue 28) before anything that reports to it.
   const observability = await createObservability(config, db, clock, log);
   // What every module may take from the platform (a module's deps type picks what it uses).
@@ -114,7 +116,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     configRules: [(cfg) => access.preAuth.checkConfig(cfg)],
     // Knowledge bases are built after agents (they check agent ids): reached at call time.
     knowledgeBases: { exists: (org, id) => kb.knowledge.exists(org, id) },
-    outputSchemaProblem: (org, schema) => outputSchemaProblem(schemaChecker, org, schema),
+    checkOutputSchema,
   });
   const secrets = new SecretsService(new SecretsRepository(db), secretBox, clock);
   const runtime = createRuntime({
@@ -148,7 +150,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     runner: observability.observe(opts.taskRunner ?? runtime.runner),
     notifier: notifications.outbox,
     preAuth: access.preAuth,
-    outputSchemaProblem: (org, schema) => outputSchemaProblem(schemaChecker, org, schema),
+    checkOutputSchema,
   });
   const tasks = tasksModule.tasks;
   const files = await createFilesModule(base);
@@ -158,14 +160,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const mcp = createMcpModule(tools);
   const { skills } = createSkillsModule(tools);
   const kb = createKnowledgeModule({ ...base, files: files.files, agentExists, runtime });
-  const schedules = createSchedulesModule({
-    ...base,
-    agents,
-    tasks,
-    runtime,
-    pollMs: config.worker.schedulerPollMs,
-    outputSchemaProblem: (org, schema) => outputSchemaProblem(schemaChecker, org, schema),
-  });
+  const schedules = createSchedulesModule({ ...base, agents, tasks, runtime, pollMs: config.worker.schedulerPollMs, checkOutputSchema });
   const memory = createMemoryModule({ ...base, runtime, embeddings: kb.embeddings, signals: tasksModule.signals, agents: { exists: agentExists } });
   const external = createExternalAgentsModule({
     runtime,

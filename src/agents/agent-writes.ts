@@ -12,6 +12,7 @@ import type { AgentToolsResolver } from './agent-tools.js';
 import { refuseOrchestrationOnRegular } from './agent-type-rules.js';
 import { randomUniqueName } from './unique-name.js';
 import { refuseUnsupportedSettings } from './unsupported-settings.js';
+import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 
 /** A created agent is returned with version 2 (spec 2.1, 9.3). */
 const FIRST_VERSION = 2;
@@ -23,15 +24,9 @@ export class AgentWrites {
     private readonly tools: AgentToolsResolver,
     /** Rules of other domains on the resulting configuration (OIDC pre-auth: src/auth/pre-auth.service.ts), create and PATCH alike. */
     private readonly configRules: readonly ((cfg: AgentConfig) => void)[],
-    private readonly outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>,
+    /** An output_schema the run could not enforce is refused (422), not stored to be ignored. */
+    private readonly checkOutputSchema?: OutputSchemaCheck,
   ) {}
-
-  /** An output_schema the run could not enforce is refused (422), not stored to be ignored. */
-  private async checkOutputSchema(organizationId: string, schema: Record<string, unknown> | null | undefined): Promise<void> {
-    if (!schema || !this.outputSchemaProblem) return;
-    const problem = await this.outputSchemaProblem(organizationId, schema);
-    if (problem) throw AppError.invalid(['body', 'output_schema'], problem);
-  }
 
   async create(principal: Principal, input: CreateAgentInput): Promise<AgentView> {
     const org = principal.organizationId;
@@ -46,7 +41,7 @@ export class AgentWrites {
     checkConsistency(config);
     refuseOrchestrationOnRegular({ tools: input.tools, graph: input.graph }, config);
     for (const rule of this.configRules) rule(config);
-    await this.checkOutputSchema(org, config.output_schema);
+    if (config.output_schema) await this.checkOutputSchema?.(org, config.output_schema, ['body', 'output_schema']);
     await this.store.checkSubAgents(org, ownerOf(principal), input.tools, ['body', 'tools']);
     checkExternalAgent(config);
     const resolved = await this.tools.resolve(
@@ -97,7 +92,7 @@ export class AgentWrites {
     checkConsistency(merged);
     refuseOrchestrationOnRegular({ tools: fields.tools, graph: fields.graph }, merged);
     for (const rule of this.configRules) rule(merged);
-    if (fields.output_schema !== undefined) await this.checkOutputSchema(org, fields.output_schema);
+    if (fields.output_schema) await this.checkOutputSchema?.(org, fields.output_schema, ['body', 'output_schema']);
     await this.store.checkSubAgents(org, row.access.owner, fields.tools, ['body', 'tools']);
     // Stored secrets of the unchanged part are sealed: the external-agent checks read them revealed.
     if (isExternalType(merged.type)) checkExternalAgent(revealSecrets(merged as unknown as Record<string, unknown>, this.store.secretBox));

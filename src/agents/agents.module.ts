@@ -7,6 +7,7 @@ import type { KnowledgeBaseLookup } from './agent-tools.js';
 import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
 import { createToolResolverRegistry, type ToolResolverRegistry } from './tool-resolvers/index.js';
+import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 
 export interface AgentsModule {
   agents: AgentsService;
@@ -23,10 +24,10 @@ export function createAgentsModule(d: {
   /** Rules of other domains on every resulting configuration (OIDC pre-auth). */
   configRules: readonly ((cfg: AgentConfig) => void)[];
   knowledgeBases: KnowledgeBaseLookup;
-  outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>;
+  checkOutputSchema?: OutputSchemaCheck;
 }): AgentsModule {
   const repo = new AgentsRepository(d.db);
   const toolResolvers = createToolResolverRegistry({ agents: repo });
-  const agents = new AgentsService({ repo, clock: d.clock, urls: d.urls, secretBox: d.secretBox, toolResolvers, configRules: d.configRules, knowledgeBases: d.knowledgeBases, outputSchemaProblem: d.outputSchemaProblem });
+  const agents = new AgentsService({ repo, clock: d.clock, urls: d.urls, secretBox: d.secretBox, toolResolvers, configRules: d.configRules, knowledgeBases: d.knowledgeBases, checkOutputSchema: d.checkOutputSchema });
   return { agents, toolResolvers };
 }

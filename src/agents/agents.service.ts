@@ -13,6 +13,7 @@ import { AgentToolsResolver, type KnowledgeBaseLookup } from './agent-tools.js';
 import { AgentWrites } from './agent-writes.js';
 import type { AgentsRepository } from './agents.repository.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
+import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 
 export type { RunnableAgent, SubmittableAgent } from './agent-reads.js';
 export type { AgentToolsView } from './agent-tool-edits.js';
@@ -27,8 +28,8 @@ export interface AgentsServiceDeps {
   configRules?: readonly ((cfg: AgentConfig) => void)[];
   /** Knowledge bases attached to agents are checked through this lookup; without one every id is unknown. */
   knowledgeBases?: KnowledgeBaseLookup;
-  /** Why an output_schema could not be enforced at run time (lib/schema-checker.ts outputSchemaProblem); checked on writes. */
-  outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>;
+  /** Refuses an output_schema the run could not enforce (lib/schema-checker.ts); checked on writes. */
+  checkOutputSchema?: OutputSchemaCheck;
 }
 
 /**
@@ -46,7 +47,7 @@ export class AgentsService {
     this.store = new AgentStore(d.repo, d.clock, d.urls, d.secretBox);
     const tools = new AgentToolsResolver(d.toolResolvers, d.knowledgeBases);
     this.reads = new AgentReads(this.store);
-    this.writes = new AgentWrites(this.store, tools, d.configRules ?? [], d.outputSchemaProblem);
+    this.writes = new AgentWrites(this.store, tools, d.configRules ?? [], d.checkOutputSchema);
     this.toolEdits = new AgentToolEdits(this.store, tools);
   }
 

@@ -1,4 +1,5 @@
 import type { ErrorObject } from 'ajv';
+import { AppError } from '../errors.js';
 import { schemaSizeProblem } from './schema-limits.js';
 import { ThreadPool } from './thread-pool.js';
 
@@ -89,12 +90,16 @@ export class SchemaChecker {
 }
 
 /**
- * Why an `output_schema` (agent or invocation) could not be enforced, or undefined when it can: compiled in the flavour
- * the run checks answers with. The run treats a schema it cannot use as a hint only, so one that does not compile
- * (a misspelt type, a reference that resolves nowhere), or is too large, is refused where it is written instead of
- * being stored and silently not enforced.
+ * Refuses (422 at `loc`) an `output_schema` (agent, invocation, schedule) the run could not enforce: compiled in the
+ * flavour the run checks answers with. The run treats a schema it cannot use as a hint only, so one that does not
+ * compile (a misspelt type, a reference that resolves nowhere), or is too large, is refused where it is written
+ * instead of being stored and silently not enforced.
  */
-export async function outputSchemaProblem(checker: Pick<SchemaChecker, 'compiles'>, owner: string, schema: Record<string, unknown>): Promise<string | undefined> {
-  const verdict = await checker.compiles(owner, 'hint', schema);
-  return verdict.kind === 'unusable' ? `output_schema cannot be enforced: ${verdict.reason}` : undefined;
+export type OutputSchemaCheck = (organizationId: string, schema: Record<string, unknown>, loc: (string | number)[]) => Promise<void>;
+
+export function outputSchemaCheck(checker: Pick<SchemaChecker, 'compiles'>): OutputSchemaCheck {
+  return async (owner, schema, loc) => {
+    const verdict = await checker.compiles(owner, 'hint', schema);
+    if (verdict.kind === 'unusable') throw AppError.invalid(loc, `output_schema cannot be enforced: ${verdict.reason}`);
+  };
 }

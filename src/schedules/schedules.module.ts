@@ -9,6 +9,7 @@ import { ScheduleFiring } from './schedule-firing.js';
 import { ScheduleScheduler } from './schedule.scheduler.js';
 import { SchedulesRepository } from './schedules.repository.js';
 import { SchedulesService } from './schedules.service.js';
+import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 
 /** Schedules (issue 23): CRUD and the agent's own schedules (the `schedule` tool kind); the scheduler that fires them. */
 export function createSchedulesModule(d: {
@@ -20,15 +21,15 @@ export function createSchedulesModule(d: {
   clock: Clock;
   log: Logger;
   pollMs: number;
-  /** Why an invocation's output_schema could not be enforced (lib/schema-checker.ts); refused when a schedule is written. */
-  outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>;
+  /** Refuses an invocation's output_schema the runs could not enforce (lib/schema-checker.ts), when a schedule is written. */
+  checkOutputSchema?: OutputSchemaCheck;
 }): { schedules: SchedulesService; scheduler: ScheduleScheduler } {
   const repo = new SchedulesRepository(d.db);
   const agents = {
     exists: (org: string, id: string) => d.agents.exists(org, id),
     developerAccess: async (org: string, id: string) => (await d.agents.find(org, id))?.developerAccess,
   };
-  const schedules = new SchedulesService(repo, agents, d.tasks.queries, d.clock, d.outputSchemaProblem);
+  const schedules = new SchedulesService(repo, agents, d.tasks.queries, d.clock, d.checkOutputSchema);
   const scheduler = new ScheduleScheduler(repo, new ScheduleFiring(repo, d.tasks.submissions, agents), d.clock, d.log, d.pollMs);
   d.runtime.tools.register('schedule', new ScheduleToolProvider(schedules));
   return { schedules, scheduler };

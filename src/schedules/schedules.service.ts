@@ -8,6 +8,7 @@ import { presentOccurrence, presentSchedule, type Occurrence, type Schedule } fr
 import { cronProblem, isTimeZone, nextOccurrence, timingOfRow, type ScheduleKind, type Timing } from './schedule-timing.js';
 import type { ScheduleCreateBody, ScheduledInvocation, SchedulePatchBody } from './schedules.schemas.js';
 import type { ScheduleChanges, ScheduleFilter, ScheduleRow, SchedulesRepository } from './schedules.repository.js';
+import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 
 /** Unfinished schedules (active or paused) one agent may have, API and self-made together: each is a stream of tasks. */
 export const MAX_SCHEDULES_PER_AGENT = 100;
@@ -44,15 +45,9 @@ export class SchedulesService {
     private readonly agents: ScheduleAgentPort,
     private readonly tasks: ScheduleTasksPort,
     private readonly clock: Clock,
-    private readonly outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>,
+    /** A schedule's invocation with an output_schema its runs could not enforce is refused now, not at every firing. */
+    private readonly checkOutputSchema?: OutputSchemaCheck,
   ) {}
-
-  /** A schedule's invocation with an output_schema its runs could not enforce is refused now, not at every firing. */
-  private async checkOutputSchema(orgId: string, invocation: { output_schema?: Record<string, unknown> | null }, loc: LocOf): Promise<void> {
-    if (!invocation.output_schema || !this.outputSchemaProblem) return;
-    const problem = await this.outputSchemaProblem(orgId, invocation.output_schema);
-    if (problem) throw AppError.invalid([...loc('invocation'), 'output_schema'], problem);
-  }
 
   async create(orgId: string, agentId: string, body: ScheduleCreateBody, author: ScheduleAuthor = { type: 'api' }, loc: LocOf = bodyLoc): Promise<Schedule> {
     await this.requireAgent(orgId, agentId);
@@ -60,7 +55,7 @@ export class SchedulesService {
     const now = this.clock.now();
     const timing = this.timingOf(body, undefined, now, loc);
     checkInvocationText(body.invocation, loc);
-    await this.checkOutputSchema(orgId, body.invocation, loc);
+    if (body.invocation.output_schema) await this.checkOutputSchema?.(orgId, body.invocation.output_schema, [...loc('invocation'), 'output_schema']);
     const enabled = body.enabled !== false;
     const row: ScheduleRow = {
       organization_id: orgId,
@@ -122,7 +117,7 @@ export class SchedulesService {
     if (timingGiven) Object.assign(changes, { kind: timing.kind, cron: timing.cron ?? null, timezone: timing.timezone ?? null, interval_seconds: timing.intervalSeconds ?? null, run_at: timing.runAt ?? null });
     if (patch.invocation !== undefined) {
       checkInvocationText(patch.invocation, loc);
-      await this.checkOutputSchema(orgId, patch.invocation, loc);
+      if (patch.invocation.output_schema) await this.checkOutputSchema?.(orgId, patch.invocation.output_schema, [...loc('invocation'), 'output_schema']);
       changes.invocation = JSON.stringify(patch.invocation);
     }
     if (patch.name !== undefined) changes.name = patch.name ?? null;

@@ -20,6 +20,7 @@ import { presentWithChildren, type TaskWatch } from './task-watch.js';
 import { eventRow, presentTask } from './task.presenter.js';
 import type { Task, TaskReport, TaskSubmission, TaskSubmitter, WaitOptions } from './task.types.js';
 import type { ContinuationFields, NewEventRow, TaskRow, TasksRepository } from './tasks.repository.js';
+import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 
 /** Tasks per group commit: 44 columns each, well under SQLite's 32,766 bound parameters per statement. */
 const INTAKE_BATCH = 200;
@@ -51,8 +52,8 @@ export interface TaskSubmissionsDeps {
   notifier?: TaskEndNotifier;
   /** OIDC pre-auth of invocations (src/auth/pre-auth.service.ts); without it a pre-auth agent's invocation is refused. */
   preAuth?: InvocationPreAuth;
-  /** Why an invocation's output_schema could not be enforced by the run (lib/schema-checker.ts); such a call is a 422. */
-  outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>;
+  /** Refuses (422) an invocation's output_schema the run could not enforce (lib/schema-checker.ts). */
+  checkOutputSchema?: OutputSchemaCheck;
 }
 
 /**
@@ -205,11 +206,8 @@ export class TaskSubmissions implements TaskSubmitter {
   private prepare(s: TaskSubmission): Prepared | Promise<Prepared> {
     if (s.taskId !== undefined && !isValidTaskId(s.taskId)) throw AppError.invalid(['body', 'id'], TASK_ID_RULE);
     // Only calls that bring their own output_schema wait for this; the others stay synchronous here.
-    if (s.outputSchema && this.d.outputSchemaProblem) {
-      return this.d.outputSchemaProblem(s.organizationId, s.outputSchema).then((problem) => {
-        if (problem) throw AppError.invalid(['body', 'output_schema'], problem);
-        return this.prepareAgent(s);
-      });
+    if (s.outputSchema && this.d.checkOutputSchema) {
+      return this.d.checkOutputSchema(s.organizationId, s.outputSchema, ['body', 'output_schema']).then(() => this.prepareAgent(s));
     }
     return this.prepareAgent(s);
   }

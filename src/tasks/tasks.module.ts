@@ -19,6 +19,7 @@ import { TaskSubmissions } from './task-submissions.js';
 import { TaskWatch } from './task-watch.js';
 import { TaskActivityRepository } from './task-activity.repository.js';
 import { TaskActivityService } from './task-activity.service.js';
+import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 
 /**
  * The task engine's use cases in three parts, each used directly by the routes and domains that need it; the
@@ -51,8 +52,8 @@ export function createTasksModule(d: {
   runner: TaskRunner;
   notifier?: TaskEndNotifier;
   preAuth?: InvocationPreAuth;
-  /** Why an invocation's output_schema could not be enforced (lib/schema-checker.ts outputSchemaProblem). */
-  outputSchemaProblem?: (organizationId: string, schema: Record<string, unknown>) => Promise<string | undefined>;
+  /** Refuses an invocation's output_schema the run could not enforce (lib/schema-checker.ts). */
+  checkOutputSchema?: OutputSchemaCheck;
 }): TasksModule {
   const repo = new TasksRepository(d.db);
   const queue = new TaskQueueRepository(d.db);
@@ -76,7 +77,7 @@ export function createTasksModule(d: {
   // The worker takes awaited submissions straight from submission while it runs (a worker role in this process),
   // and signals their outcome to the waits of this process with the row (task-watch.ts).
   const watch = new TaskWatch(repo, signals, worker);
-  const submissions = new TaskSubmissions({ repo, agents: d.agents, signals, secretBox: d.secretBox, clock: d.clock, inbox, watch, localSlots: worker, runStart: d.db.dialect === 'postgres' ? 'after-send' : 'now', notifier: d.notifier, preAuth: d.preAuth, outputSchemaProblem: d.outputSchemaProblem });
+  const submissions = new TaskSubmissions({ repo, agents: d.agents, signals, secretBox: d.secretBox, clock: d.clock, inbox, watch, localSlots: worker, runStart: d.db.dialect === 'postgres' ? 'after-send' : 'now', notifier: d.notifier, preAuth: d.preAuth, checkOutputSchema: d.checkOutputSchema });
   const queries = new TaskQueries({ repo, agents: d.agents, inbox, watch });
   const control = new TaskControl({ repo, agents: d.agents, signals, clock: d.clock, notifier: d.notifier, queries });
   const tasks: TaskParts = { submissions, queries, control };
