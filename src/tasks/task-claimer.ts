@@ -35,6 +35,17 @@ export interface TaskClaimerDeps {
 export class TaskClaimer {
   /** A signal said a new task is in the inbox (task-inbox.ts): settle it before claiming. */
   private inboxPending = true;
+  /**
+   * A pending task may be waiting in `tasks`: set by every queued signal (and at start), cleared by a claim that
+   * found fewer than it asked for with no signal meanwhile. A slot that frees with nothing queued then claims
+   * nothing: on PostgreSQL every claim holds all the free slots for a round trip (see claimPass), and an awaited
+   * submission arriving meanwhile found none free, was committed pending and queued another claim. Under a steady
+   * synchronous load that cascade sent a quarter of the runs through the queue: one more statement, commit and
+   * wake-up each.
+   */
+  private pendingMaybe = true;
+  /** Counts queued signals, so a claim can tell whether one arrived while it was in flight. */
+  private queuedSignals = 0;
   /** When the last pass looked for expired leases and swept (see claimPass). */
   private lastRecovery = -Infinity;
   private readonly loop = new WakeableLoop({
@@ -46,8 +57,9 @@ export class TaskClaimer {
   constructor(private readonly d: TaskClaimerDeps) {}
 
   start(): void {
-    // A (re)started worker looks for expired leases on its first pass.
+    // A (re)started worker looks for expired leases and pending tasks on its first pass.
     this.lastRecovery = -Infinity;
+    this.pendingMaybe = true;
     this.loop.start();
   }
 
@@ -59,6 +71,8 @@ export class TaskClaimer {
   /** A task was queued (`inbox`: into the task inbox). */
   taskQueued(inbox: boolean | undefined): void {
     if (inbox) this.inboxPending = true;
+    this.pendingMaybe = true;
+    this.queuedSignals++;
     // With every slot running (a slow model, a burst of accepts) a pass could do nothing; in the default deployment it
     // would run on the accept's own thread once per accepted call. The run that ends wakes the loop (SlotLedger.remove).
     if (!this.d.slots.allRunning()) this.loop.wake();
@@ -97,10 +111,16 @@ export class TaskClaimer {
       const moved = await this.d.inbox.settleOldest(free);
       this.inboxPending = moved === free;
     }
+    // Each poll looks anyway: another process's tasks come with no signal on SQLite, and a notification can be lost.
+    if (!this.pendingMaybe && !recover) return;
     while (this.loop.active && slots.freeSlots() > 0) {
       const now = this.d.clock.now();
+      const signalsBefore = this.queuedSignals;
       const kind = await this.d.queue.nextClaimable(now, recover);
-      if (kind === undefined) break;
+      if (kind === undefined) {
+        if (this.queuedSignals === signalsBefore) this.pendingMaybe = false;
+        break;
+      }
       const free = slots.freeSlots();
       // Held while the claim is in flight, so an awaited submission (reserve) cannot take them meanwhile.
       const release = slots.hold(free);
@@ -115,7 +135,10 @@ export class TaskClaimer {
       }
       for (const row of rows) this.d.launch(row);
       // Fewer than asked: nothing more is due now (an expired lease is claimed one at a time, then look again).
-      if (rows.length === 0 || (kind === 'pending' && rows.length < free)) break;
+      if (rows.length === 0 || (kind === 'pending' && rows.length < free)) {
+        if (kind === 'pending' && this.queuedSignals === signalsBefore) this.pendingMaybe = false;
+        break;
+      }
     }
   }
 

@@ -138,6 +138,36 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     for (const x of [...busy, queued]) await t.waitTask(x.id, (y) => y.status === 'completed');
   });
 
+  it('runs a steady stream of awaited submissions in local slots: a run that ends with nothing queued claims nothing', async () => {
+    runner.handler = async () => ({ result: 'quick' });
+    const plain = await t.createAgent(LLM);
+    // Every run ends with all slots running, which wakes the claim loop. A claim holds the free slots while it is in
+    // flight; an awaited submission arriving meanwhile found none and went through the queue, which woke another.
+    const claims = vi.spyOn(TaskQueueRepository.prototype, 'claimPendingBatch');
+    const ids: string[] = [];
+    const started = Date.now();
+    try {
+      await Promise.all(
+        [0, 1].map(async (lane) => {
+          for (let i = 0; i < 40; i++) {
+            const task = await t.c.tasks.submissions.submit({ organizationId: t.orgA, agentId: plain, source: 'api', text: `steady ${lane}.${i}`, awaited: true });
+            ids.push(task.id);
+            await t.c.tasks.submissions.waitForFinal(t.orgA, task.id, { timeoutMs: 10_000, subExecutions: false, submitted: task });
+          }
+        }),
+      );
+    } finally {
+      claims.mockRestore();
+    }
+    const seconds = (Date.now() - started) / 1000;
+    // Each committed already claimed by a local slot (claimed later, a task starts after it was created).
+    const rows = await t.c.db.kysely.selectFrom('tasks').select(['id', 'created_at', 'started_at', 'status']).where('id', 'in', ids).execute();
+    expect(rows).toHaveLength(80);
+    expect(rows.filter((r) => r.status !== 'completed' || Number(r.started_at) !== Number(r.created_at))).toEqual([]);
+    // Claims come from the worker's polls (every 250 ms at most), not from the runs.
+    expect(claims.mock.calls.length).toBeLessThanOrEqual(Math.ceil(seconds / 0.25) + 2);
+  });
+
   it('starts an awaited run beside its commit; its first side effect waits for the commit', async () => {
     const plain = await t.createAgent(LLM);
     const steps: string[] = [];
