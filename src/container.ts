@@ -115,7 +115,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     ...base,
     configRules: [(cfg) => access.preAuth.checkConfig(cfg)],
     // Knowledge bases are built after agents (they check agent ids): reached at call time.
-    knowledgeBases: { exists: (org, id) => kb.knowledge.exists(org, id) },
+    knowledgeBases: { exists: (org, id) => kb.knowledge.exists(org, id), missingDocuments: (org, id, docs) => kb.knowledge.missingDocuments(org, id, docs) },
     checkOutputSchema,
   });
   const secrets = new SecretsService(new SecretsRepository(db), secretBox, clock);

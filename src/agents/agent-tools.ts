@@ -4,9 +4,11 @@ import type { AttachedConnector, GraphItem, ResolvedToolEntry } from '../tools/t
 import { CUSTOM_FUNCTIONS_CONNECTOR_ALIASES, CUSTOM_FUNCTIONS_CONNECTOR_ID, type ToolEntry } from './agent.schemas.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
 
-/** Knowledge bases attached to an agent must exist; provided by the knowledge-base domain (issue 7). */
+/** Knowledge bases attached to an agent, and the documents it is limited to, must exist; provided by the knowledge-base domain (issue 7). */
 export interface KnowledgeBaseLookup {
   exists(organizationId: string, knowledgeBaseId: string): Promise<boolean>;
+  /** The ids among `documentIds` that are not documents of that knowledge base in the organization. */
+  missingDocuments(organizationId: string, knowledgeBaseId: string, documentIds: string[]): Promise<string[]>;
 }
 
 type Loc = (string | number)[];
@@ -20,7 +22,7 @@ export interface ToolsInput {
   graph: GraphItem[];
   /** Check the `agent` items of `graph` (it was given in this request). */
   validateGraph: boolean;
-  knowledgeBases: { id: string }[];
+  knowledgeBases: { id: string; documents?: string[] }[];
 }
 
 /**
@@ -80,10 +82,25 @@ export class AgentToolsResolver {
     for (const [i, kb] of input.knowledgeBases.entries()) {
       const found = this.kbLookup ? await this.kbLookup.exists(organizationId, kb.id) : false;
       if (!found) throw AppError.invalid([...loc, 'knowledge_bases', i, 'id'], `knowledge base '${kb.id}' not found`);
+      await this.checkDocuments(organizationId, kb, [...loc, 'knowledge_bases', i, 'documents']);
     }
 
     if (input.validateGraph) checkTargets(graph, loc);
     return { attached_tools: attached, graph: graph.map((g) => ({ ...g, id: g.id ?? newId() })) };
+  }
+
+  /**
+   * `documents` limits the agent's searches of that knowledge base to those documents: each must be one of its
+   * documents now (every unknown one named in one 422), so a typo cannot silently leave the agent with nothing.
+   */
+  private async checkDocuments(organizationId: string, kb: { id: string; documents?: string[] }, loc: Loc): Promise<void> {
+    const docs = kb.documents ?? [];
+    if (!docs.length || !this.kbLookup) return;
+    const missing = new Set(await this.kbLookup.missingDocuments(organizationId, kb.id, docs));
+    const issues = docs.flatMap((d, j) =>
+      missing.has(d) ? [{ loc: [...loc, j], msg: `Value error, document '${d}' not found in knowledge base '${kb.id}'`, type: 'value_error' }] : [],
+    );
+    if (issues.length) throw AppError.validation(issues);
   }
 
   private async resolveAttached(organizationId: string, conn: AttachedConnector, loc: Loc): Promise<ResolvedToolEntry[]> {

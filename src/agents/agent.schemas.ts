@@ -96,13 +96,17 @@ export const GraphItemSchema = z.strictObject({
   is_first: z.boolean().default(false),
 });
 
+/** One IN list per knowledge base in the search query (src/knowledge/chunk-store.repository.ts) stays small. */
+export const MAX_KB_DOCUMENTS = 1000;
+
 export const AgentKnowledgeBase = z.strictObject({
   id: id(),
   name: str().nullable().default(null),
   description: str().nullable().default(null),
   strategy: z.enum(KNOWLEDGE_BASE_STRATEGIES),
   rw: z.boolean().default(false),
-  documents: z.array(str()).default([]),
+  /** Document ids of this knowledge base the agent's searches are limited to; empty: all of it (docs/decisions.md#knowledge-bases). */
+  documents: z.array(id()).max(MAX_KB_DOCUMENTS).default([]),
 });
 
 export const SourceNode = z.strictObject({

@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { cosine } from './ranking.js';
 import { batches } from '../db/batches.js';
+import type { SearchScope } from './search-scope.js';
 
 export interface NewChunk {
   ord: number;
@@ -26,7 +27,8 @@ const MAX_SCANNED_VECTORS = 50_000;
 /**
  * The chunks of indexed documents and the two retrievals over them, in each dialect's own engine:
  * lexical (FTS5 bm25 on libsql; tsvector + ts_rank on PostgreSQL) and vector (libsql's vector_distance_cos;
- * pgvector's `<=>` when the extension is installed, else cosine in the process). Every query filters by organization.
+ * pgvector's `<=>` when the extension is installed, else cosine in the process). Every query filters by organization,
+ * and retrievals by their scopes in the WHERE clause, so `limit` counts only chunks the caller may see.
  */
 export class ChunkStoreRepository {
   private pgvector: Promise<boolean> | undefined;
@@ -60,15 +62,15 @@ export class ChunkStoreRepository {
   }
 
   /** Chunk keys in lexical rank order; any one term may match (OR), rarer terms weigh more. */
-  async lexical(org: string, kbIds: string[], terms: string[], limit: number): Promise<number[]> {
-    if (!kbIds.length || !terms.length) return [];
+  async lexical(org: string, scopes: SearchScope[], terms: string[], limit: number): Promise<number[]> {
+    if (!scopes.length || !terms.length) return [];
     const k = this.db.kysely;
     if (this.db.dialect === 'postgres') {
       // ts_rank (term frequency, weighted A/B) measured better than ts_rank_cd on the committed corpus
       // (recall@5 1.00 vs 0.91, see docs/benchmarks.md): cover density rewards clusters an OR query rarely forms.
       const r = await sql<{ seq: number }>`
         select c.seq from kb_chunks c, to_tsquery('english', ${terms.join(' | ')}) q
-        where c.organization_id = ${org} and c.kb_id in (${sql.join(kbIds)}) and c.tsv @@ q
+        where c.organization_id = ${org} and ${inScopes(scopes)} and c.tsv @@ q
         order by ts_rank(c.tsv, q) desc, c.seq
         limit ${limit}`.execute(k);
       return r.rows.map((x) => Number(x.seq));
@@ -76,31 +78,31 @@ export class ChunkStoreRepository {
     const match = terms.map((t) => `"${t}"`).join(' OR ');
     const r = await sql<{ seq: number }>`
       select c.seq from kb_chunks_fts f join kb_chunks c on c.seq = f.rowid
-      where kb_chunks_fts match ${match} and c.organization_id = ${org} and c.kb_id in (${sql.join(kbIds)})
+      where kb_chunks_fts match ${match} and c.organization_id = ${org} and ${inScopes(scopes)}
       order by bm25(kb_chunks_fts, 0.5, 1.0), c.seq
       limit ${limit}`.execute(k);
     return r.rows.map((x) => Number(x.seq));
   }
 
   /** Chunk keys by cosine similarity to the query vector, among chunks embedded by the same model. */
-  async vector(org: string, kbIds: string[], model: string, query: number[], limit: number): Promise<number[]> {
-    if (!kbIds.length) return [];
+  async vector(org: string, scopes: SearchScope[], model: string, query: number[], limit: number): Promise<number[]> {
+    if (!scopes.length) return [];
     const k = this.db.kysely;
-    const scope = sql`organization_id = ${org} and kb_id in (${sql.join(kbIds)}) and embedding_model = ${model} and embedding is not null`;
+    const scope = sql`c.organization_id = ${org} and ${inScopes(scopes)} and c.embedding_model = ${model} and c.embedding is not null`;
     if (this.db.dialect === 'sqlite') {
       const r = await sql<{ seq: number }>`
-        select seq from kb_chunks where ${scope}
-        order by vector_distance_cos(embedding, vector32(${JSON.stringify(query)})), seq limit ${limit}`.execute(k);
+        select c.seq from kb_chunks c where ${scope}
+        order by vector_distance_cos(c.embedding, vector32(${JSON.stringify(query)})), c.seq limit ${limit}`.execute(k);
       return r.rows.map((x) => Number(x.seq));
     }
     if (await this.hasPgvector()) {
       const r = await sql<{ seq: number }>`
-        select seq from kb_chunks where ${scope}
-        order by embedding::vector <=> ${JSON.stringify(query)}::vector, seq limit ${limit}`.execute(k);
+        select c.seq from kb_chunks c where ${scope}
+        order by c.embedding::vector <=> ${JSON.stringify(query)}::vector, c.seq limit ${limit}`.execute(k);
       return r.rows.map((x) => Number(x.seq));
     }
     const r = await sql<{ seq: number; embedding: string }>`
-      select seq, embedding from kb_chunks where ${scope} limit ${MAX_SCANNED_VECTORS}`.execute(k);
+      select c.seq, c.embedding from kb_chunks c where ${scope} limit ${MAX_SCANNED_VECTORS}`.execute(k);
     return r.rows
       .map((x) => ({ seq: Number(x.seq), sim: cosine(query, JSON.parse(x.embedding) as number[]) }))
       .sort((a, b) => b.sim - a.sim || a.seq - b.seq)
@@ -150,4 +152,17 @@ export class ChunkStoreRepository {
     const text = JSON.stringify(v);
     return this.db.dialect === 'sqlite' ? sql`vector32(${text})` : text;
   }
+}
+
+/**
+ * The scopes as one predicate on `kb_chunks c`: whole knowledge bases by `kb_id`, restricted ones by their own
+ * (kb_id, document ids) pair, so a listed id only ever matches inside the knowledge base it was listed under.
+ */
+function inScopes(scopes: SearchScope[]) {
+  const whole = scopes.filter((s) => s.documentIds === null).map((s) => s.kbId);
+  const parts = scopes
+    .filter((s) => s.documentIds !== null && s.documentIds.length > 0)
+    .map((s) => sql`(c.kb_id = ${s.kbId} and c.document_id in (${sql.join(s.documentIds!)}))`);
+  if (whole.length) parts.unshift(sql`c.kb_id in (${sql.join(whole)})`);
+  return parts.length ? sql`(${sql.join(parts, sql` or `)})` : sql`1 = 0`;
 }

@@ -1,5 +1,6 @@
 import type { ContextContributor, ContextContributorInput, ContextSection } from '../runtime/context-contributors.js';
 import type { KnowledgeService, SearchHit } from './knowledge.service.js';
+import { agentScopes } from './search-scope.js';
 
 /** Passages injected for `vanilla` knowledge bases, and the most text they may take in the prompt. */
 export const VANILLA_TOP_K = 5;
@@ -13,10 +14,11 @@ export class KnowledgeContext implements ContextContributor {
   constructor(private readonly knowledge: Pick<KnowledgeService, 'search'>) {}
 
   async contribute({ agent, task, signal }: ContextContributorInput): Promise<ContextSection | null> {
-    const ids = agent.knowledge_bases.filter((kb) => kb.strategy === 'vanilla').map((kb) => kb.id);
+    // Each item's `documents`, when not empty, limits what is searched of its knowledge base.
+    const scopes = agentScopes(agent.knowledge_bases.filter((kb) => kb.strategy === 'vanilla'));
     const query = task.input.text ?? '';
-    if (!ids.length || !query.trim()) return null;
-    const hits = await this.knowledge.search(task.organization_id, ids, query, VANILLA_TOP_K, signal);
+    if (!scopes.length || !query.trim()) return null;
+    const hits = await this.knowledge.search(task.organization_id, scopes, query, VANILLA_TOP_K, signal);
     if (!hits.length) return null;
     return { title: 'Knowledge', text: formatPassages(hits), guardOrigin: 'knowledge' };
   }

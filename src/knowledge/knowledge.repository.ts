@@ -110,6 +110,22 @@ export class KnowledgeRepository {
     return this.k.selectFrom('kb_documents').selectAll().where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
   }
 
+  /** The ids among `ids` that are documents of knowledge base `kbId` of the organization. */
+  async existingDocumentIds(org: string, kbId: string, ids: string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (const batch of batches(ids, VALUES_PER_IN_LIST)) {
+      const rows = await this.k
+        .selectFrom('kb_documents')
+        .select('id')
+        .where('organization_id', '=', org)
+        .where('kb_id', '=', kbId)
+        .where('id', 'in', batch)
+        .execute();
+      for (const r of rows) out.add(r.id);
+    }
+    return out;
+  }
+
   listDocuments(org: string, kbId: string, offset: number, limit: number): Promise<{ rows: DocumentSummary[]; total: number }> {
     return pageAndTotal(this.k.selectFrom('kb_documents').where('organization_id', '=', org).where('kb_id', '=', kbId), (q) =>
       q.select([...SUMMARY_COLUMNS]).orderBy('created_at', 'asc').orderBy('id', 'asc').offset(offset).limit(limit),

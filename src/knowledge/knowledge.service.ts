@@ -9,6 +9,7 @@ import type { EmbeddingProvider } from './embeddings.js';
 import type { JobQueueRepository } from './job-queue.repository.js';
 import type { DocumentRow, DocumentSummary, KbRow, KnowledgeRepository } from './knowledge.repository.js';
 import { fuse, queryTerms } from './ranking.js';
+import { validScopes, type SearchScope } from './search-scope.js';
 
 /** The job kind that indexes one document. */
 export const INDEX_JOB = 'kb_index';
@@ -189,23 +190,34 @@ export class KnowledgeService {
   /** `GET /v1/knowledge/{kb_id}/search`: 404 for a knowledge base the organization does not have. */
   async searchOne(org: string, kbId: string, query: string, topK: number): Promise<SearchHit[]> {
     await this.requireKb(org, kbId);
-    return this.search(org, [kbId], query, topK);
+    return this.search(org, [{ kbId, documentIds: null }], query, topK);
   }
 
   /**
-   * Hybrid retrieval over the given knowledge bases: lexical always, vectors when an embedding provider is
-   * configured, fused by reciprocal rank. A failing embedding call costs only the vector half.
+   * The ids among `ids` that are not documents of knowledge base `kbId` in the organization (an agent's
+   * `knowledge_bases[].documents` is checked with it): another organization's document is as unknown as a made-up id.
    */
-  async search(org: string, kbIds: string[], query: string, topK: number, signal?: AbortSignal): Promise<SearchHit[]> {
-    const ids = kbIds.filter((id) => UUID_RE.test(id));
-    if (!ids.length || !query.trim()) return [];
+  async missingDocuments(org: string, kbId: string, ids: string[]): Promise<string[]> {
+    const candidates = [...new Set(ids.filter((id) => UUID_RE.test(id)))];
+    const found = UUID_RE.test(kbId) && candidates.length ? await this.repo.existingDocumentIds(org, kbId, candidates) : new Set<string>();
+    return ids.filter((id) => !found.has(id));
+  }
+
+  /**
+   * Hybrid retrieval within the given scopes (whole knowledge bases, or chosen documents of them): lexical always,
+   * vectors when an embedding provider is configured, fused by reciprocal rank. A failing embedding call costs only
+   * the vector half.
+   */
+  async search(org: string, scopes: SearchScope[], query: string, topK: number, signal?: AbortSignal): Promise<SearchHit[]> {
+    const scoped = validScopes(scopes).filter((s) => s.documentIds === null || s.documentIds.length > 0);
+    if (!scoped.length || !query.trim()) return [];
     const pool = Math.max(topK * 4, 40);
-    const lists = [(await this.chunks.lexical(org, ids, queryTerms(query), pool)).map((seq) => ({ seq }))];
+    const lists = [(await this.chunks.lexical(org, scoped, queryTerms(query), pool)).map((seq) => ({ seq }))];
     if (this.embeddings) {
       try {
         // No retries: a search waits for no endpoint; it answers lexically instead.
         const [vector] = await this.embeddings.embed([query], signal, 0);
-        lists.push((await this.chunks.vector(org, ids, this.embeddings.model, vector!, pool)).map((seq) => ({ seq })));
+        lists.push((await this.chunks.vector(org, scoped, this.embeddings.model, vector!, pool)).map((seq) => ({ seq })));
       } catch (e) {
         if (signal?.aborted) throw e;
         this.log.warn({ err: e }, 'query embedding failed; knowledge search continues lexically');

@@ -1,10 +1,13 @@
 import type { KnowledgeService, SearchHit } from '../../knowledge/knowledge.service.js';
+import { agentScopes } from '../../knowledge/search-scope.js';
 import type { RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 
 /**
  * Knowledge-base tools (docs/contract.md#knowledge): `agentic_rag` knowledge bases give the agent one search tool over
  * all of them; knowledge bases with `rw` true give it a tool that adds a document (indexed like any other). `vanilla`
  * knowledge bases offer no tool: their passages are injected into the context (src/knowledge/knowledge-context.ts).
+ * An item's non-empty `documents` limits the search of its knowledge base to those documents, in the query itself;
+ * a document the agent writes is not among them, and the write tool says so rather than promise it will be found.
  */
 
 type KnowledgePort = Pick<KnowledgeService, 'search' | 'addText'>;
@@ -19,6 +22,7 @@ interface AttachedKb {
   description?: string | null;
   strategy: string;
   rw?: boolean;
+  documents?: string[] | null;
 }
 
 export class KnowledgeToolProvider implements RuntimeToolProvider {
@@ -30,11 +34,14 @@ export class KnowledgeToolProvider implements RuntimeToolProvider {
     const writable = kbs.filter((kb) => kb.rw === true);
     const tools: RuntimeTool[] = [];
     if (searchable.length) tools.push(this.searchTool(searchable));
-    if (writable.length) tools.push(this.addTool(writable));
+    // Knowledge bases this agent reads only in part, on any strategy: what it writes there it will not find.
+    const partial = new Set(agentScopes(kbs).filter((s) => s.documentIds !== null).map((s) => s.kbId));
+    if (writable.length) tools.push(this.addTool(writable, partial));
     return tools;
   }
 
   private searchTool(kbs: AttachedKb[]): RuntimeTool {
+    const scopes = agentScopes(kbs);
     return {
       name: SEARCH_TOOL,
       description: `Search your knowledge bases for passages relevant to a query; cite what you use. Knowledge bases: ${describe(kbs)}.`,
@@ -52,13 +59,13 @@ export class KnowledgeToolProvider implements RuntimeToolProvider {
         const query = typeof args.query === 'string' ? args.query : '';
         if (!query.trim()) throw new Error('query must be a non-empty string');
         const topK = Number.isInteger(args.top_k) ? Math.min(Math.max(args.top_k as number, 1), MAX_TOP_K) : 5;
-        const hits = await this.knowledge.search(ctx.organizationId, kbs.map((k) => k.id), query, topK, ctx.signal);
+        const hits = await this.knowledge.search(ctx.organizationId, scopes, query, topK, ctx.signal);
         return hits.map(present);
       },
     };
   }
 
-  private addTool(kbs: AttachedKb[]): RuntimeTool {
+  private addTool(kbs: AttachedKb[], partial: ReadonlySet<string>): RuntimeTool {
     const ids = kbs.map((k) => k.id);
     return {
       name: ADD_DOCUMENT_TOOL,
@@ -81,14 +88,22 @@ export class KnowledgeToolProvider implements RuntimeToolProvider {
         const content = typeof args.content === 'string' ? args.content : '';
         if (!content.trim()) throw new Error('content must be a non-empty string');
         const doc = await this.knowledge.addText(ctx.organizationId, kbId, title, `# ${title}\n\n${content}`);
-        return { document_id: doc.id, knowledge_base_id: kbId, status: doc.status, note: 'The document is being indexed and becomes searchable shortly.' };
+        const note = partial.has(kbId)
+          ? 'The document is being indexed. Your searches of this knowledge base are limited to the documents chosen in your configuration, so you will not find this one yourself.'
+          : 'The document is being indexed and becomes searchable shortly.';
+        return { document_id: doc.id, knowledge_base_id: kbId, status: doc.status, note };
       },
     };
   }
 }
 
 function describe(kbs: AttachedKb[]): string {
-  return kbs.map((k) => `${k.name ?? k.id}${k.description ? ` (${k.description})` : ''}`).join('; ');
+  return kbs
+    .map((k) => {
+      const notes = [k.description, k.documents?.length ? `limited to ${k.documents.length} chosen document(s)` : null].filter(Boolean);
+      return `${k.name ?? k.id}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+    })
+    .join('; ');
 }
 
 function present(h: SearchHit) {
