@@ -1,5 +1,6 @@
 import { AppError, type ValidationIssue } from '../errors.js';
 import { VOICE_UNSUPPORTED, type AgentConfig } from './agent.schemas.js';
+import { reasoningEffortIssue } from './reasoning-effort-rule.js';
 
 /**
  * Settings the API accepts (spec 2.1, 2.5) whose behaviour the runtime does not have yet. Storing them and running
@@ -72,5 +73,7 @@ export function refuseUnsupportedSettings(cfg: AgentConfig): void {
     msg: `Value error, ${s.msg}`,
     type: 'value_error',
   }));
+  const effort = reasoningEffortIssue(cfg);
+  if (effort) issues.push(effort);
   if (issues.length > 0) throw AppError.validation(issues);
 }

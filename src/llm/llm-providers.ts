@@ -48,11 +48,29 @@ export interface ProviderAdapter {
    * its message says what to set.
    */
   createModel(req: ModelRequest): LanguageModel;
+  /** How the agent's llm_reasoning_effort reaches this provider (reasoning-effort.ts); absent: it has no equivalent. */
+  reasoning?: ReasoningAdapter;
+}
+
+/**
+ * A provider's equivalent of llm_reasoning_effort. The model catalog says, per model, which value each non-default
+ * effort sends (`reasoning` in model-catalog.json); `kind` says how those values read.
+ */
+export interface ReasoningAdapter {
   /**
-   * Provider options of every call (the SDK's `providerOptions`), e.g. the agent's llm_reasoning_effort where the
-   * provider understands it. Absent: nothing provider-specific is sent.
+   * 'levels': the provider has named effort levels, `medium` among them, and the catalog value is the name sent;
+   * `medium` is sent as it is. 'budget': a thinking budget in tokens (0 turns thinking off); `medium` sends nothing,
+   * leaving the provider's own default.
    */
-  callOptions?(o: { reasoningEffort?: string; customBase: boolean }): ProviderOptions | undefined;
+  kind: 'levels' | 'budget';
+  /** The provider options that carry one value (a level name or a budget). */
+  options(value: string | number): ProviderOptions;
+  /** Whether it also goes to a custom llm_api_base (false when the base speaks another protocol). */
+  customBase: boolean;
+  /** The smallest budget above 0 the provider accepts. */
+  minBudget?: number;
+  /** Thinking forbids a forced tool choice (Anthropic accepts only `auto` and `none` with extended thinking). */
+  thinkingForbidsForcedTools?: boolean;
 }
 
 /** A provider that cannot be called as configured. The message is meant for the task result. */
@@ -106,8 +124,16 @@ const bedrockBase = (env: Readonly<Record<string, string>>) =>
 const AZURE_RESOURCE = ['AZURE_AI_FOUNDRY_RESOURCE_NAME', 'AZURE_RESOURCE_NAME'];
 const azureBase = (resource: string) => `https://${resource}.services.ai.azure.com/openai/v1`;
 
+// Gemini 2.5 thinking budgets: pro 128..32768 (never off), flash 0..24576, flash-lite 512..24576 (off by default).
+const googleThinking: ReasoningAdapter = {
+  kind: 'budget',
+  options: (budget) => ({ google: { thinkingConfig: { thinkingBudget: Number(budget) } } }),
+  customBase: true,
+};
+
 const google = (label: string): ProviderAdapter => ({
   label,
+  reasoning: googleThinking,
   envKeys: ['GOOGLE_GENERATIVE_AI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY'],
   officialBases: () => ['https://generativelanguage.googleapis.com/v1beta'],
   // A custom base is taken as a proxy of the Gemini API itself (docs/contract.md#llm-api-base switches protocol only
@@ -129,9 +155,9 @@ export const PROVIDER_ADAPTERS: Record<LLMModelProvider, ProviderAdapter> = {
       req.baseUrl
         ? compatible('openai', req.baseUrl, req)
         : createOpenAI({ apiKey: req.apiKey, headers: req.headers, fetch: req.fetch }).responses(req.modelName),
-    // Only the official Responses endpoint: the SDK sends the effort to reasoning models alone, whereas a compatible
-    // server may reject an unknown reasoning_effort field.
-    callOptions: ({ reasoningEffort, customBase }) => (reasoningEffort && !customBase ? { openai: { reasoningEffort } } : undefined),
+    // Only the official Responses endpoint: a custom base gets Chat Completions, whose servers may reject an unknown
+    // reasoning_effort field.
+    reasoning: { kind: 'levels', options: (level) => ({ openai: { reasoningEffort: String(level) } }), customBase: false },
   },
   anthropic: {
     label: 'Anthropic',
@@ -140,6 +166,15 @@ export const PROVIDER_ADAPTERS: Record<LLMModelProvider, ProviderAdapter> = {
     officialBases: () => ['https://api.anthropic.com/v1', 'https://api.anthropic.com'],
     createModel: (req) =>
       createAnthropic({ apiKey: req.apiKey, baseURL: req.baseUrl?.replace(/\/+$/, ''), headers: req.headers, fetch: req.fetch })(req.modelName),
+    // Extended thinking. The SDK sends max_tokens = the model's output limit (the run sets none), which must exceed the
+    // budget: the catalog's budgets stay under each model's limit. It also drops temperature and top_k with thinking.
+    reasoning: {
+      kind: 'budget',
+      options: (budget) => ({ anthropic: { thinking: budget ? { type: 'enabled', budgetTokens: Number(budget) } : { type: 'disabled' } } }),
+      customBase: true,
+      minBudget: 1024,
+      thinkingForbidsForcedTools: true,
+    },
   },
   gemini: google('Google Gemini'),
   google_ai_studio: google('Google AI Studio'),

@@ -4,13 +4,16 @@ import type { LanguageModel } from 'ai';
 import { CredentialResolver, type CredentialAgentFields, type CredentialSource } from './credentials.js';
 import { isLlmProvider, PROVIDER_ADAPTERS, ProviderConfigError, type LLMModelProvider, type ProviderOptions } from './llm-providers.js';
 import { chooseModel } from './model-catalog.js';
+import { forcesToolChoice, reasoningOptions } from './reasoning-effort.js';
 import { createRetryingFetch, DEFAULT_RETRY_POLICY, type RetryListener, type RetryPolicy } from './retrying-fetch.js';
 import { boundedFetch } from '../net/bounded-response.js';
 import { MAX_LLM_MESSAGE_BYTES } from './llm-limits.js';
 
 /** The agent fields that choose and reach a model, typed as stored (agents/agent.schemas.ts). */
 export type LlmAgentFields = CredentialAgentFields &
-  Pick<AgentConfig, 'model_provider' | 'model_name' | 'llm_api_base' | 'llm_extra_headers' | 'llm_reasoning_effort'>;
+  Pick<AgentConfig, 'model_provider' | 'model_name' | 'llm_api_base' | 'llm_extra_headers' | 'llm_reasoning_effort'> &
+  /** What decides whether the run forces tool choices, which some providers' thinking forbids (reasoning-effort.ts). */
+  Partial<Pick<AgentConfig, 'enforce_deep_planning' | 'graph'>>;
 
 export interface ResolvedModel {
   model: LanguageModel;
@@ -94,8 +97,13 @@ export class LlmService {
       });
       setBounded(this.models, key, model, MODELS_MAX);
     }
-    const reasoningEffort = agent.llm_reasoning_effort ?? undefined;
-    const providerOptions = PROVIDER_ADAPTERS[provider].callOptions?.({ reasoningEffort, customBase: baseUrl !== undefined });
+    const providerOptions = reasoningOptions({
+      provider,
+      modelName,
+      effort: agent.llm_reasoning_effort,
+      customBase: baseUrl !== undefined,
+      forcedToolChoice: forcesToolChoice(agent),
+    });
     return { model, provider, modelName, credentialSource: credential.source, customBase: baseUrl !== undefined, providerOptions };
   }
 

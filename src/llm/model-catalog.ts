@@ -31,6 +31,20 @@ export const LLM_MODEL_PROVIDERS = [
 ] as const;
 export type LLMModelProvider = (typeof LLM_MODEL_PROVIDERS)[number];
 
+/**
+ * What a model takes for each non-default `llm_reasoning_effort` (docs/decisions.md#reasoning-effort): a thinking
+ * budget in tokens (0 turns thinking off) for providers whose reasoning is a budget, the provider's own effort name
+ * for those that have levels. A value left out is refused for that model; `medium` is never listed (it is the
+ * provider's default). Which kind a provider takes is its adapter's (llm/reasoning-effort.ts checks it on load).
+ */
+const CatalogReasoning = z.strictObject({
+  low: z.union([z.number().int().min(0), z.string().min(1)]).optional(),
+  high: z.union([z.number().int().min(0), z.string().min(1)]).optional(),
+  xhigh: z.union([z.number().int().min(0), z.string().min(1)]).optional(),
+});
+export type CatalogReasoning = z.infer<typeof CatalogReasoning>;
+
+/** A model as `GET /v1/misc/llm_providers/{p}/models` shows it. */
 export const CatalogModel = z.strictObject({
   model_id: z.string().min(1),
   display_name: z.string().min(1),
@@ -40,11 +54,15 @@ export const CatalogModel = z.strictObject({
 });
 export type CatalogModel = z.infer<typeof CatalogModel>;
 
+/** A model as the catalog file holds it: what the API shows, and what the runtime needs to know of it. */
+const CatalogEntry = CatalogModel.extend({ reasoning: CatalogReasoning.optional() });
+export type CatalogEntry = z.infer<typeof CatalogEntry>;
+
 const CatalogProvider = z.strictObject({
   name: z.string().min(1),
   requires_api_key: z.boolean(),
   default_model: z.string().min(1),
-  models: z.array(CatalogModel).min(1),
+  models: z.array(CatalogEntry).min(1),
 });
 type CatalogProvider = z.infer<typeof CatalogProvider>;
 
@@ -67,7 +85,7 @@ export function checkCatalog(catalog: ModelCatalog): string[] {
     else if (def.replaced_by) problems.push(`${p}: default ${entry.default_model} is deprecated`);
     for (const m of entry.models) {
       const seen = new Set<string>();
-      let cur: CatalogModel | undefined = m;
+      let cur: CatalogEntry | undefined = m;
       while (cur?.replaced_by) {
         if (seen.has(cur.model_id)) {
           problems.push(`${p}: replacement cycle at ${m.model_id}`);
@@ -135,6 +153,11 @@ export function resolveModel(provider: LLMModelProvider, name: string | null | u
   return current;
 }
 
+/** The catalog entry of a model the provider runs under this exact name (after `resolveModel`); undefined when unlisted. */
+export function catalogModel(provider: LLMModelProvider, modelName: string): CatalogEntry | undefined {
+  return MODEL_CATALOG[provider].models.find((m) => m.model_id === modelName);
+}
+
 /** `GET /v1/misc/llm_providers` */
 export function listProviders(): { internal_identifier: LLMModelProvider; name: string; requires_api_key: boolean }[] {
   return LLM_MODEL_PROVIDERS.map((p) => ({ internal_identifier: p, name: MODEL_CATALOG[p].name, requires_api_key: MODEL_CATALOG[p].requires_api_key }));
@@ -143,5 +166,5 @@ export function listProviders(): { internal_identifier: LLMModelProvider; name: 
 /** `GET /v1/misc/llm_providers/{p}/models`; undefined for an unknown provider. */
 export function listModels(provider: string): CatalogModel[] | undefined {
   if (!isProvider(provider)) return undefined;
-  return MODEL_CATALOG[provider].models.map((m) => ({ ...m }));
+  return MODEL_CATALOG[provider].models.map(({ reasoning: _internal, ...m }) => m);
 }

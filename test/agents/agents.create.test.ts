@@ -325,7 +325,8 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       created_by: 'bob',
       model_provider: 'openai',
       model_name: 'gpt-4.1',
-      llm_reasoning_effort: 'high',
+      // A non-default effort does not act through a custom llm_api_base (refused: test/agents/reasoning-effort.test.ts).
+      llm_reasoning_effort: null,
       llm_api_base: 'https://llm.example.com/v1',
       llm_credentials_key: 'OPENAI_TEAM',
       llm_credentials_key_type: 'custom',

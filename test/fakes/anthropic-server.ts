@@ -6,6 +6,7 @@
  *   llm.reply({ text: 'Hello!' });
  *   llm.reply({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] }, { text: 'Sunny.' });
  *   llm.reply({ status: 529, error: 'overloaded' });
+ *   llm.reply({ thinking: { text: 'Paris first.', signature: 'sig-1' }, toolCalls: [...] });
  *   llm.handle((req) => ({ text: `you said: ${req.lastUserText}` }));
  *   llm.requests[0].body.messages; llm.requests[0].system; llm.requests[0].headers['x-api-key'];
  *   await llm.close();
@@ -58,6 +59,7 @@ const anthropic: Protocol = {
   }),
   json(reply, body, ids) {
     const content: unknown[] = [];
+    if (reply.thinking) content.push({ type: 'thinking', thinking: reply.thinking.text, signature: reply.thinking.signature });
     if (reply.text) content.push({ type: 'text', text: reply.text });
     for (const c of reply.toolCalls ?? []) content.push({ type: 'tool_use', id: c.id ?? `toolu_${ids()}`, name: c.name, input: input(c) });
     return {
@@ -91,6 +93,13 @@ const anthropic: Protocol = {
       },
     });
     let index = 0;
+    if (reply.thinking) {
+      send('content_block_start', { index, content_block: { type: 'thinking', thinking: '' } });
+      for (const piece of chunksOf(reply.thinking.text)) send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
+      send('content_block_delta', { index, delta: { type: 'signature_delta', signature: reply.thinking.signature } });
+      send('content_block_stop', { index });
+      index++;
+    }
     if (reply.text) {
       send('content_block_start', { index, content_block: { type: 'text', text: '' } });
       for (const piece of chunksOf(reply.text)) send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });

@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 export interface ScriptedReply {
   /** Assistant text (streamed in small chunks when the request asks for a stream). */
   text?: string;
+  /** A thinking block before the text (Anthropic's extended thinking; the OpenAI fake ignores it). */
+  thinking?: { text: string; signature: string };
   /** Tool calls the model makes; `id` is generated when absent. */
   toolCalls?: { id?: string; name: string; arguments: Record<string, unknown> | string }[];
   /** Token usage reported; defaults to 10 prompt and 5 completion tokens. */

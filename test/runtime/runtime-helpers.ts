@@ -19,6 +19,8 @@ export interface RuntimeOptions {
   secrets?: Record<string, string>;
   submitter?: TaskSubmitter;
   log?: Logger;
+  /** Transport to the providers' own endpoints (a test points it at a local server). */
+  publicFetch?: typeof globalThis.fetch;
 }
 
 export function makeRuntime(opts: RuntimeOptions = {}): Runtime {
@@ -36,6 +38,7 @@ export function makeRuntime(opts: RuntimeOptions = {}): Runtime {
       return opts.submitter;
     },
     retry: { maxRetries: 2, baseDelayMs: 5, maxDelayMs: 2000 },
+    publicFetch: opts.publicFetch,
   });
 }
 
