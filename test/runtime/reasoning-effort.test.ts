@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startAnthropicServer } from '../fakes/anthropic-server.js';
@@ -78,22 +78,17 @@ describe('llm_reasoning_effort over Anthropic', () => {
 });
 
 describe('llm_reasoning_effort over Gemini', () => {
-  let server: Server;
-  let base: string;
-  const seen: any[] = [];
-  beforeAll(async () => {
-    server = createServer(async (req, res) => {
-      const parts: Buffer[] = [];
-      for await (const c of req) parts.push(c as Buffer);
-      seen.push(JSON.parse(Buffer.concat(parts).toString()));
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = { candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 } };
-      res.end(`data: ${JSON.stringify(chunk)}\n\n`);
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1beta`;
+  const chunk = { candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 } };
+  const recorder = recordingServer((res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(`data: ${JSON.stringify(chunk)}\n\n`);
   });
-  afterAll(async () => new Promise<void>((r) => server.close(() => r())));
+  const seen = recorder.seen;
+  let base: string;
+  beforeAll(async () => {
+    base = `${await recorder.start()}/v1beta`;
+  });
+  afterAll(() => recorder.close());
 
   const configOf = async (provider: string, model: string, effort: string | null) => {
     seen.length = 0;
@@ -116,27 +111,22 @@ describe('llm_reasoning_effort over Gemini', () => {
 });
 
 describe("llm_reasoning_effort on OpenAI's own endpoint", () => {
-  let server: Server;
-  const seen: any[] = [];
-  beforeAll(async () => {
-    // Answers the Responses API with an error: only what reaches the endpoint is asserted here.
-    server = createServer(async (req, res) => {
-      const parts: Buffer[] = [];
-      for await (const c of req) parts.push(c as Buffer);
-      seen.push(JSON.parse(Buffer.concat(parts).toString()));
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'recorded', type: 'invalid_request_error' } }));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  // Answers the Responses API with an error: only what reaches the endpoint is asserted here.
+  const recorder = recordingServer((res) => {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: 'recorded', type: 'invalid_request_error' } }));
   });
-  afterAll(async () => new Promise<void>((r) => server.close(() => r())));
+  const seen = recorder.seen;
+  let origin: string;
+  beforeAll(async () => {
+    origin = await recorder.start();
+  });
+  afterAll(() => recorder.close());
 
   /** The official endpoint, reached through the runtime's public transport pointed at the local server. */
   const reasoningOf = async (model: string, effort: string | null) => {
     seen.length = 0;
-    const port = (server.address() as AddressInfo).port;
-    const publicFetch: typeof fetch = (input, init) =>
-      fetch(String(input instanceof Request ? input.url : input).replace('https://api.openai.com', `http://127.0.0.1:${port}`), init);
+    const publicFetch: typeof fetch = (input, init) => fetch(String(input instanceof Request ? input.url : input).replace('https://api.openai.com', origin), init);
     const rt = makeRuntime({ publicFetch });
     await runOnce(rt, { agent: openaiAgent('', { llm_api_base: null, model_name: model, llm_reasoning_effort: effort }) });
     expect(seen.length).toBeGreaterThan(0);
@@ -153,3 +143,23 @@ describe("llm_reasoning_effort on OpenAI's own endpoint", () => {
     expect(await reasoningOf('gpt-4.1', 'high')).toBeUndefined();
   });
 });
+
+/** A local provider endpoint that records each request's JSON body and answers with `answer`. */
+function recordingServer(answer: (res: ServerResponse) => void) {
+  const seen: any[] = [];
+  let server: Server | undefined;
+  return {
+    seen,
+    async start(): Promise<string> {
+      server = createServer(async (req, res) => {
+        const parts: Buffer[] = [];
+        for await (const c of req) parts.push(c as Buffer);
+        seen.push(JSON.parse(Buffer.concat(parts).toString()));
+        answer(res);
+      });
+      await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
+    close: () => new Promise<void>((r) => (server ? server.close(() => r()) : r())),
+  };
+}
