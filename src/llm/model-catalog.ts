@@ -37,11 +37,8 @@ export type LLMModelProvider = (typeof LLM_MODEL_PROVIDERS)[number];
  * for those that have levels. A value left out is refused for that model; `medium` is never listed (it is the
  * provider's default). Which kind a provider takes is its adapter's (llm/reasoning-effort.ts checks it on load).
  */
-const CatalogReasoning = z.strictObject({
-  low: z.union([z.number().int().min(0), z.string().min(1)]).optional(),
-  high: z.union([z.number().int().min(0), z.string().min(1)]).optional(),
-  xhigh: z.union([z.number().int().min(0), z.string().min(1)]).optional(),
-});
+const EffortValue = z.union([z.number().int().min(0), z.string().min(1)]).optional();
+const CatalogReasoning = z.strictObject({ low: EffortValue, high: EffortValue, xhigh: EffortValue });
 export type CatalogReasoning = z.infer<typeof CatalogReasoning>;
 
 /** A model as `GET /v1/misc/llm_providers/{p}/models` shows it. */
