@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { RELEASED_ON_FINISH, type TaskRow } from './tasks.repository.js';
 import type { FinishFields, FinishItem } from './task-queue.types.js';
+import { pgBigintArray, pgIntArray, pgTextArray } from '../db/pg-arrays.js';
 
 /** The columns a run's outcome sets, on both dialects. */
 export function outcome(f: FinishFields, now: number) {
@@ -35,8 +36,8 @@ export async function finishInOneStatement(k: Kysely<Database>, items: FinishIte
       total_tokens: Number(claimed!.total_tokens) + f.tokens.total_tokens,
     }),
   );
-  // Every row goes as one element of a column array (unnest), so the statement's text is the same whatever the
-  // number of runs, messages and events: it is prepared once per connection (pg-pool.ts). A message or event
+  // Every row goes as one element of a column array (unnest; sent in PostgreSQL's binary format, pg-arrays.ts), so
+  // the statement's text is the same whatever the number of runs, messages and events: it is prepared once per connection (pg-pool.ts). A message or event
   // names its run by the run's position in `items` (`i`); nothing of a run is written unless its fenced update
   // matched, and its events follow that row lock, so a task's events stay committed in sequence order.
   const runs = items.map((i) => ({ ...i.lease, ...i.fields, ...i.fields.tokens, now: i.now }));
@@ -53,19 +54,19 @@ export async function finishInOneStatement(k: Kysely<Database>, items: FinishIte
         next_attempt_at, give_up_at, created_at, updated_at)
       select ov.organization_id, ov.id, ov.task_id, ov.agent_id, ov.event, ov.channel, ov.target, ov.payload, 'pending', 0,
         ov.next_attempt_at, ov.give_up_at, ov.created_at, ov.created_at
-      from unnest(${col(outbox, 'n')}::int[], ${col(outbox, 'organization_id')}::text[], ${col(outbox, 'id')}::text[],
-        ${col(outbox, 'task_id')}::text[], ${col(outbox, 'agent_id')}::text[], ${col(outbox, 'event')}::text[], ${col(outbox, 'channel')}::text[],
-        ${col(outbox, 'target')}::text[], ${col(outbox, 'payload')}::text[], ${col(outbox, 'next_attempt_at')}::bigint[],
-        ${col(outbox, 'give_up_at')}::bigint[], ${col(outbox, 'created_at')}::bigint[])
+      from unnest(${pgIntArray(col(outbox, 'n'))}::int[], ${pgTextArray(col(outbox, 'organization_id'))}::text[], ${pgTextArray(col(outbox, 'id'))}::text[],
+        ${pgTextArray(col(outbox, 'task_id'))}::text[], ${pgTextArray(col(outbox, 'agent_id'))}::text[], ${pgTextArray(col(outbox, 'event'))}::text[], ${pgTextArray(col(outbox, 'channel'))}::text[],
+        ${pgTextArray(col(outbox, 'target'))}::text[], ${pgTextArray(col(outbox, 'payload'))}::text[], ${pgBigintArray(col(outbox, 'next_attempt_at'))}::bigint[],
+        ${pgBigintArray(col(outbox, 'give_up_at'))}::bigint[], ${pgBigintArray(col(outbox, 'created_at'))}::bigint[])
         as ov(n, organization_id, id, task_id, agent_id, event, channel, target, payload, next_attempt_at, give_up_at, created_at)
       join t on t.n = ov.n)`
     : sql``;
   const r = await sql<TaskRow & { n: number; final_seq: number }>`
     with v as (
-      select * from unnest(${col(runs, 'organizationId')}::text[], ${col(runs, 'taskId')}::text[], ${col(runs, 'fence')}::bigint[],
-        ${col(runs, 'status')}::text[], ${col(runs, 'result')}::text[], ${col(runs, 'prompt_tokens')}::bigint[],
-        ${col(runs, 'completion_tokens')}::bigint[], ${col(runs, 'total_tokens')}::bigint[], ${col(runs, 'llm_model_provider')}::text[],
-        ${col(runs, 'llm_model_name')}::text[], ${col(runs, 'now')}::bigint[])
+      select * from unnest(${pgTextArray(col(runs, 'organizationId'))}::text[], ${pgTextArray(col(runs, 'taskId'))}::text[], ${pgBigintArray(col(runs, 'fence'))}::bigint[],
+        ${pgTextArray(col(runs, 'status'))}::text[], ${pgTextArray(col(runs, 'result'))}::text[], ${pgBigintArray(col(runs, 'prompt_tokens'))}::bigint[],
+        ${pgBigintArray(col(runs, 'completion_tokens'))}::bigint[], ${pgBigintArray(col(runs, 'total_tokens'))}::bigint[], ${pgTextArray(col(runs, 'llm_model_provider'))}::text[],
+        ${pgTextArray(col(runs, 'llm_model_name'))}::text[], ${pgBigintArray(col(runs, 'now'))}::bigint[])
         with ordinality as v(organization_id, id, fence, status, result, prompt_tokens, completion_tokens, total_tokens,
           llm_model_provider, llm_model_name, now, n)),
     t as (update tasks set status = v.status, result = v.result, prompt_tokens = tasks.prompt_tokens + v.prompt_tokens,
@@ -76,13 +77,13 @@ export async function finishInOneStatement(k: Kysely<Database>, items: FinishIte
       returning tasks.*, v.n - 1 as n),
     m as (insert into task_messages (organization_id, task_id, run, role, content, tool_calls, tool_call_id, created_at)
       select t.organization_id, t.id, mv.run, mv.role, mv.content, mv.tool_calls, mv.tool_call_id, mv.created_at
-      from unnest(${col(messages, 'n')}::int[], ${col(messages, 'run')}::int[], ${col(messages, 'role')}::text[],
-        ${col(messages, 'content')}::text[], ${col(messages, 'tool_calls')}::text[], ${col(messages, 'tool_call_id')}::text[],
-        ${col(messages, 'created_at')}::bigint[]) with ordinality as mv(n, run, role, content, tool_calls, tool_call_id, created_at, ord)
+      from unnest(${pgIntArray(col(messages, 'n'))}::int[], ${pgIntArray(col(messages, 'run'))}::int[], ${pgTextArray(col(messages, 'role'))}::text[],
+        ${pgTextArray(col(messages, 'content'))}::text[], ${pgTextArray(col(messages, 'tool_calls'))}::text[], ${pgTextArray(col(messages, 'tool_call_id'))}::text[],
+        ${pgBigintArray(col(messages, 'created_at'))}::bigint[]) with ordinality as mv(n, run, role, content, tool_calls, tool_call_id, created_at, ord)
       join t on t.n = mv.n order by mv.ord),
     e as (insert into task_events (organization_id, task_id, type, time, data)
       select t.organization_id, t.id, ev.type, ev.time, ev.data
-      from unnest(${col(events, 'n')}::int[], ${col(events, 'type')}::text[], ${col(events, 'time')}::bigint[], ${col(events, 'data')}::text[])
+      from unnest(${pgIntArray(col(events, 'n'))}::int[], ${pgTextArray(col(events, 'type'))}::text[], ${pgBigintArray(col(events, 'time'))}::bigint[], ${pgTextArray(col(events, 'data'))}::text[])
         with ordinality as ev(n, type, time, data, ord)
       join t on t.n = ev.n order by ev.ord returning seq, organization_id, task_id)${outboxCte}
     select t.*, (select max(e.seq) from e where e.organization_id = t.organization_id and e.task_id = t.id) as final_seq from t`.execute(k);

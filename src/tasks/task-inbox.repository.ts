@@ -1,5 +1,6 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { pgTextArray } from '../db/pg-arrays.js';
 import type { NewEventRow, TaskRow, TasksRepository } from './tasks.repository.js';
 
 /**
@@ -13,13 +14,14 @@ export class TaskInboxRepository {
   ) {}
 
   /**
-   * One insert of every entry (the row as task-inbox.ts encodes it). PostgreSQL takes them as one array, so the
+   * One insert of every entry (the row as task-inbox.ts encodes it). PostgreSQL takes them as one array (binary,
+   * pg-arrays.ts), so the
    * statement's text is the same for any number of entries and is prepared once per connection (pg-pool.ts); entries
    * are numbered in the order given. SQLite binds one parameter per entry. `rows` is never empty (a group commit's batch).
    */
   async append(rows: string[]): Promise<void> {
     if (this.db.dialect === 'postgres') {
-      await sql`insert into task_inbox (row) select v.row from unnest(${rows}::text[]) with ordinality as v(row, ord) order by v.ord`.execute(this.db.kysely);
+      await sql`insert into task_inbox (row) select v.row from unnest(${pgTextArray(rows)}::text[]) with ordinality as v(row, ord) order by v.ord`.execute(this.db.kysely);
       return;
     }
     // Written out, not built with Kysely: compiling a many-row insert cost ~1.5 us per entry, per call on the accept.

@@ -1,5 +1,6 @@
 import { sql, type UpdateQueryBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
+import { pgTextArray } from '../db/pg-arrays.js';
 import type { Database } from '../db/schema.js';
 import { RELEASED_ON_FINISH, type NewEventRow, type NewMessageRow, type TaskMessageRow, type TaskRow } from './tasks.repository.js';
 import { batches, ROWS_PER_INSERT } from '../db/batches.js';
@@ -321,7 +322,7 @@ export class TaskQueueRepository {
 
   /** PostgreSQL: wakes listeners in other processes (see task-signals.ts), several notifications in one round trip. */
   async notify(channel: string, payloads: string[]): Promise<void> {
-    await sql`select pg_notify(${channel}, p) from unnest(${payloads}::text[]) as p`.execute(this.db.kysely);
+    await sql`select pg_notify(${channel}, p) from unnest(${pgTextArray(payloads)}::text[]) as p`.execute(this.db.kysely);
   }
 
   private fenced<O>(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', O>, l: Lease): UpdateQueryBuilder<Database, 'tasks', 'tasks', O> {
