@@ -19,6 +19,7 @@ import {
 import { applyFastifyTimeouts, NOSNIFF } from './fastify-options.js';
 import { jsonTooDeep, jsonTooDeepError } from './json-depth.js';
 import { objectBody, precheckKey, runWebhook } from './webhook-transport.js';
+import type { Principal } from '../auth/principal.js';
 
 /**
  * The webhook listener's common case, a JSON POST to `/wh_<secret>` or `/`, answered on bare node:http: going
@@ -123,11 +124,11 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
   let bodyFailed = false;
   try {
     let bound: PublicBinding | undefined;
+    let caller: Principal | undefined;
     if (r.form === 'public') {
       const resolved = c.webhooks.resolvePublic(r.secret);
       bound = resolved instanceof Promise ? await resolved : resolved;
-    }
-    else await precheckKey(c, req.headers, r.query);
+    } else caller = await precheckKey(c, req.headers, r.query);
     let parsed: unknown;
     try {
       parsed = parseJsonBody(await readBody(req, r.limit), r.maxDepth);
@@ -135,7 +136,7 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
       bodyFailed = true;
       throw e;
     }
-    const reply = await runWebhook(c, { form: r.form, secret: r.secret, bound, headers: req.headers, query: r.query, body: objectBody(parsed, false), files: [] });
+    const reply = await runWebhook(c, { form: r.form, secret: r.secret, bound, caller, headers: req.headers, query: r.query, body: objectBody(parsed, false), files: [] });
     send(res, 200, reply.headers, reply.text);
     observe(c, r, 200);
   } catch (err) {

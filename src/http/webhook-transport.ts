@@ -6,6 +6,7 @@ import { userTokenOf } from '../auth/pre-auth-token.js';
 import type { IncomingFile } from '../files/files.service.js';
 import type { WebhookForm } from '../webhooks/webhook-params.js';
 import type { PublicBinding, WebhookAnswer } from '../webhooks/webhook-receiver.service.js';
+import type { Principal } from '../auth/principal.js';
 
 /**
  * The webhook call as both transports carry it: the Fastify routes (forms, multipart, anything unusual) and the
@@ -18,14 +19,19 @@ export interface WebhookRequest {
   secret?: string;
   /** Public form: the secret resolved before the body was read. */
   bound?: PublicBinding;
+  /** Key form: the key as precheckKey found it before the body was read. */
+  caller?: Principal;
   headers: IncomingHttpHeaders;
   query: Record<string, unknown>;
   body: Record<string, unknown>;
   files: IncomingFile[];
 }
 
-/** Key form, before the body is read: a caller without a valid key is refused (401/403) whatever it sent. */
-export function precheckKey(c: Container, headers: IncomingHttpHeaders, query: Record<string, unknown>): Promise<void> {
+/**
+ * Key form, before the body is read: a caller without a valid key is refused (401/403) whatever it sent. The caller
+ * it found goes with the call (`caller`), so the key is not hashed and looked up a second time.
+ */
+export function precheckKey(c: Container, headers: IncomingHttpHeaders, query: Record<string, unknown>): Promise<Principal | undefined> {
   return c.webhooks.precheckKey(query, apiKeyOf(headers, query));
 }
 
@@ -51,6 +57,7 @@ function invoke(c: Container, r: WebhookRequest): Promise<WebhookAnswer> {
     secret: r.form === 'public' ? r.secret : undefined,
     bound: r.bound,
     apiKey: r.form === 'key' ? apiKeyOf(r.headers, r.query) : undefined,
+    caller: r.form === 'key' ? r.caller : undefined,
     // Neither form authenticates with Authorization, so it may carry the end user's token (OIDC pre-auth).
     userToken: userTokenOf(r.headers, true),
     callDepth: callDepthOf(r.headers),

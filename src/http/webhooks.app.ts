@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Container } from '../container.js';
 import type { WebhookForm } from '../webhooks/webhook-params.js';
 import type { PublicBinding } from '../webhooks/webhook-receiver.service.js';
+import type { Principal } from '../auth/principal.js';
 import { JSON_CONTENT_TYPE } from './error-response.js';
 import { createFastify } from './fastify-options.js';
 import { installErrorHandler } from './error-handler.js';
@@ -44,6 +45,7 @@ export async function buildWebhookApp(c: Container, opts: WebhookAppOptions = {}
 
   // Credentials are checked before the body is parsed: a caller without them gets 401/403 (spec 7.2) whatever it sent.
   const bindings = new WeakMap<FastifyRequest, PublicBinding>();
+  const callers = new WeakMap<FastifyRequest, Principal>();
   const resolvePublic = async (request: FastifyRequest) => {
     bindings.set(request, await c.webhooks.resolvePublic(secretOf(request)));
   };
@@ -51,12 +53,21 @@ export async function buildWebhookApp(c: Container, opts: WebhookAppOptions = {}
   const handle = (form: WebhookForm) => async (request: FastifyRequest, reply: FastifyReply) => {
     const isForm = /^application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '');
     const { body, files } = request.isMultipart() ? await readMultipart(request, c) : { body: objectBody(request.body, isForm), files: [] };
-    const answer = await runWebhook(c, { form, secret: secretOf(request), bound: bindings.get(request), headers: request.headers, query: queryOf(request), body, files });
+    const answer = await runWebhook(c, { form, secret: secretOf(request), bound: bindings.get(request), caller: callers.get(request), headers: request.headers, query: queryOf(request), body, files });
     return reply.code(200).headers(answer.headers).type(JSON_CONTENT_TYPE).send(answer.text);
   };
 
   app.post('/wh_:secret', { onRequest: resolvePublic }, handle('public'));
-  app.post('/', { onRequest: async (request) => precheckKey(c, request.headers, queryOf(request)) }, handle('key'));
+  app.post(
+    '/',
+    {
+      onRequest: async (request) => {
+        const caller = await precheckKey(c, request.headers, queryOf(request));
+        if (caller) callers.set(request, caller);
+      },
+    },
+    handle('key'),
+  );
   return app;
 }
 

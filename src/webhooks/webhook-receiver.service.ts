@@ -21,6 +21,8 @@ export interface WebhookCall {
   bound?: PublicBinding;
   /** Key form: `x-api-key` from the header or the query string. */
   apiKey?: string;
+  /** Key form: that key as `precheckKey` found it (the HTTP layer checks it before reading the body), not checked again. */
+  caller?: Principal;
   /** The end user's token (`x-user-token`, or `Authorization: Bearer`), for `use_oidc_pre_auth` agents. */
   userToken?: string;
   /** From the x-agentry-call-depth header (src/tasks/call-depth.ts). */
@@ -136,10 +138,10 @@ export class WebhookReceiver {
    * Key form, before the body is read: with `agent_id` in the query the next checks (key present, key valid) need
    * nothing from the body, so a caller without a valid key is refused with 401/403 whatever it sent.
    */
-  async precheckKey(query: Record<string, unknown>, apiKey: string | undefined): Promise<void> {
-    if (!firstString(query.agent_id)) return;
+  async precheckKey(query: Record<string, unknown>, apiKey: string | undefined): Promise<Principal | undefined> {
+    if (!firstString(query.agent_id)) return undefined;
     if (!apiKey) throw new AppError('unauthenticated', 'API key not specified');
-    await this.auth.byApiKey(apiKey);
+    return this.auth.byApiKey(apiKey);
   }
 
   /**
@@ -162,7 +164,7 @@ export class WebhookReceiver {
       const id = firstString(call.query.agent_id) ?? firstString(call.body.agent_id);
       if (!id) throw new AppError('bad_request', 'agent_id is required');
       if (!call.apiKey) throw new AppError('unauthenticated', 'API key not specified');
-      caller = await this.auth.byApiKey(call.apiKey);
+      caller = call.caller ?? (await this.auth.byApiKey(call.apiKey));
       organizationId = caller.organizationId;
       agentId = id;
       await this.limits?.forPrincipal(caller);

@@ -152,6 +152,20 @@ describe.each(TEST_DBS)('webhook fast lane (%s)', (kind) => {
     expect(statuses).toEqual([401, 403, 400, 403]);
   });
 
+  it('key form: the key is checked once per call (before the body), on the lane and through Fastify', async () => {
+    const checked = vi.spyOn(w.server.container.auth, 'byApiKey');
+    const lane = await json(`/?agent_id=${agentId}`, '{"prompt":"x"}', { 'x-api-key': w.keyA });
+    expect([lane.status, JSON.parse(lane.body).status]).toEqual([200, 'completed']);
+    expect(checked).toHaveBeenCalledTimes(1);
+    const viaForm = await form(`/?agent_id=${agentId}`, 'prompt=x', { 'x-api-key': w.keyA });
+    expect([viaForm.status, JSON.parse(viaForm.body).status]).toEqual([200, 'completed']);
+    expect(checked).toHaveBeenCalledTimes(2);
+    // Without agent_id in the query nothing is checked before the body: the call checks the key itself, once.
+    const inBody = await json('/', JSON.stringify({ prompt: 'x', agent_id: agentId }), { 'x-api-key': w.keyA });
+    expect(inBody.status).toBe(200);
+    expect(checked).toHaveBeenCalledTimes(3);
+  });
+
   it('a failing lookup is 503 with retry-after, an unknown error 500 with a logged request id, as from Fastify', async () => {
     const { publicLookupUnavailable } = await import('../../src/webhooks/webhook-channels.service.js');
     vi.spyOn(w.server.container.webhooks, 'resolvePublic').mockRejectedValue(publicLookupUnavailable(new Error('db down')));
