@@ -14,10 +14,10 @@ export class TaskInboxRepository {
   ) {}
 
   /**
-   * One insert of every entry (the row as task-inbox.ts encodes it). PostgreSQL takes them as one array (binary,
-   * pg-arrays.ts), so the
-   * statement's text is the same for any number of entries and is prepared once per connection (pg-pool.ts); entries
-   * are numbered in the order given. SQLite binds one parameter per entry. `rows` is never empty (a group commit's batch).
+   * One insert of every entry (the row as task-inbox.ts encodes it). PostgreSQL takes them as one array (in its
+   * binary format, pg-arrays.ts), so the statement's text is the same for any number of entries and is prepared once
+   * per connection (pg-pool.ts); entries are numbered in the order given. SQLite binds one parameter per entry.
+   * `rows` is never empty (a group commit's batch).
    */
   async append(rows: string[]): Promise<void> {
     if (this.db.dialect === 'postgres') {
