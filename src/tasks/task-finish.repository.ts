@@ -4,14 +4,11 @@ import { RELEASED_ON_FINISH, type NewMessageRow, type TaskRow } from './tasks.re
 import type { FinishFields, FinishItem, TraceEvent } from './task-queue.types.js';
 import { pgBigintArray, pgIntArray, pgTextArray } from '../db/pg-arrays.js';
 
-/** The columns a run's outcome sets, on both dialects. */
-export function outcome(f: FinishFields, now: number) {
+/** The columns a run's outcome sets, token counts aside (each adds to the task's earlier runs'). */
+function outcomeColumns(f: FinishFields, now: number) {
   return {
     status: f.status,
     result: f.result,
-    prompt_tokens: sql<number>`prompt_tokens + ${f.tokens.prompt_tokens}`,
-    completion_tokens: sql<number>`completion_tokens + ${f.tokens.completion_tokens}`,
-    total_tokens: sql<number>`total_tokens + ${f.tokens.total_tokens}`,
     llm_model_provider: f.llm_model_provider,
     llm_model_name: f.llm_model_name,
     ...RELEASED_ON_FINISH,
@@ -20,20 +17,24 @@ export function outcome(f: FinishFields, now: number) {
   };
 }
 
+/** The columns a run's outcome sets, on both dialects. */
+export function outcome(f: FinishFields, now: number) {
+  return {
+    ...outcomeColumns(f, now),
+    prompt_tokens: sql<number>`prompt_tokens + ${f.tokens.prompt_tokens}`,
+    completion_tokens: sql<number>`completion_tokens + ${f.tokens.completion_tokens}`,
+    total_tokens: sql<number>`total_tokens + ${f.tokens.total_tokens}`,
+  };
+}
+
 /** The claimed row as the outcome leaves it (what the final event shows), computed before the update. */
 function finishedRow(claimed: TaskRow, f: FinishFields, now: number): TaskRow {
   return {
     ...claimed,
-    status: f.status,
-    result: f.result,
+    ...outcomeColumns(f, now),
     prompt_tokens: Number(claimed.prompt_tokens) + f.tokens.prompt_tokens,
     completion_tokens: Number(claimed.completion_tokens) + f.tokens.completion_tokens,
     total_tokens: Number(claimed.total_tokens) + f.tokens.total_tokens,
-    llm_model_provider: f.llm_model_provider,
-    llm_model_name: f.llm_model_name,
-    ...RELEASED_ON_FINISH,
-    finished_at: now,
-    updated_at: now,
   };
 }
 

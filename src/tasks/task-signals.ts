@@ -115,25 +115,26 @@ export class TaskSignals {
   /**
    * The signals of one flush, several to a NOTIFY payload (under PostgreSQL's 8,000-byte limit). One notification per
    * task cost every listening process a message to parse, this one included (it hears its own NOTIFYs, and drops
-   * them): ~4% of the service's CPU per synchronous run under load, measured. A carried row stays in-process (JSON leaves out undefined):
-   * payloads are small, and may be logged.
+   * them): ~4% of the service's CPU per synchronous run under load, measured. A carried row stays in-process (JSON
+   * leaves out undefined): payloads are small, and may be logged.
    */
   private payloads(signals: TaskSignal[]): string[] {
     const out: string[] = [];
     let batch: string[] = [];
     let size = 0;
+    const close = () => out.push(`${this.prefix}${batch.join(',')}]}`);
     for (const s of signals) {
       const one = JSON.stringify({ ...s, row: undefined });
       const bytes = Buffer.byteLength(one) + 1;
       if (batch.length && size + bytes > PAYLOAD_MAX - this.prefix.length) {
-        out.push(`${this.prefix}${batch.join(',')}]}`);
+        close();
         batch = [];
         size = 0;
       }
       batch.push(one);
       size += bytes;
     }
-    out.push(`${this.prefix}${batch.join(',')}]}`);
+    close();
     return out;
   }
 

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../../src/db/database.js';
+import type { Db } from '../../src/db/database.js';
 import { pgBigintArray, pgIntArray, pgTextArray } from '../../src/db/pg-arrays.js';
-import { createPgDatabase } from '../support/databases.js';
+import { openMigratedDb } from '../support/migrated-db.js';
 
 /**
  * Batch statements send their column arrays in PostgreSQL's binary format (pg-arrays.ts) instead of pg's text
@@ -10,16 +10,13 @@ import { createPgDatabase } from '../support/databases.js';
  * awkward ones: quotes and backslashes (what the text form escapes), JSON, non-BMP characters, empty strings, NULLs.
  */
 describe('binary array parameters (PostgreSQL)', () => {
-  let pg: Awaited<ReturnType<typeof createPgDatabase>>;
+  let opened: Awaited<ReturnType<typeof openMigratedDb>>;
   let db: Db;
   beforeAll(async () => {
-    pg = await createPgDatabase();
-    db = openDatabase({ url: pg.url, sqlitePath: '', poolSize: 1 });
+    opened = await openMigratedDb('postgres');
+    db = opened.db;
   });
-  afterAll(async () => {
-    await db.close();
-    await pg.drop();
-  });
+  afterAll(async () => opened?.close());
 
   const texts = async (param: unknown) =>
     (await sql<{ v: string | null; o: string }>`select v, o from unnest(${param}::text[]) with ordinality as x(v, o) order by o`.execute(db.kysely)).rows.map((r) => r.v);

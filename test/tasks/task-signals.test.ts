@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { TaskQueueRepository } from '../../src/tasks/task-queue.repository.js';
@@ -34,7 +34,7 @@ describe('task signals across processes (PostgreSQL)', () => {
   async function listening(s: TaskSignals): Promise<TaskSignal[]> {
     const heard: TaskSignal[] = [];
     s.on((x) => heard.push(x));
-    await until(() => heard.some((x) => x.kind === 'queued')); // onConnected announces itself as a queued signal
+    await vi.waitFor(() => expect(heard.some((x) => x.kind === 'queued')).toBe(true), { timeout: 5000 }); // onConnected announces itself as a queued signal
     heard.length = 0;
     return heard;
   }
@@ -52,7 +52,7 @@ describe('task signals across processes (PostgreSQL)', () => {
     const ids = Array.from({ length: 300 }, (_, i) => `task-${i}-${'é'.repeat(20)}`);
     ids.forEach((taskId, i) => sa.publish({ kind: 'task', organizationId: 'org-1', taskId, statusChanged: i % 10 === 0 }));
     sa.publish({ kind: 'queued', inbox: true });
-    await until(() => heardB.length >= 301);
+    await vi.waitFor(() => expect(heardB.length).toBeGreaterThanOrEqual(301), { timeout: 5000 });
     await new Promise((r) => setTimeout(r, 100));
     expect(heardB.filter((x) => x.kind === 'task').map((x) => x.kind === 'task' && x.taskId)).toEqual(ids);
     expect(heardB.find((x) => x.kind === 'task' && x.taskId === ids[10])).toEqual({ kind: 'task', organizationId: 'org-1', taskId: ids[10], statusChanged: true });
@@ -73,16 +73,9 @@ describe('task signals across processes (PostgreSQL)', () => {
     const heardB = await listening(sb);
     for (const p of ['not json', '[1]', '{"signals":[null,1]}', JSON.stringify({ kind: 'task', organizationId: 'o', taskId: 't', statusChanged: true, from: 'old' })])
       await sql`select pg_notify('agentry_tasks', ${p})`.execute(a.kysely);
-    await until(() => heardB.some((x) => x.kind === 'task'));
+    await vi.waitFor(() => expect(heardB.some((x) => x.kind === 'task')).toBe(true), { timeout: 5000 });
     expect(heardB).toEqual([{ kind: 'task', organizationId: 'o', taskId: 't', statusChanged: true }]);
     await sb.close();
   });
 });
 
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
