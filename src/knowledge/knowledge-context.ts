@@ -1,6 +1,8 @@
+import type { Awaitable } from '../lib/awaitable.js';
 import type { ContextContributor, ContextContributorInput, ContextSection } from '../runtime/context-contributors.js';
 import type { KnowledgeService, SearchHit } from './knowledge.service.js';
-import { agentScopes } from './search-scope.js';
+import { agentScopes, type SearchScope } from './search-scope.js';
+import type { Task } from '../tasks/task.types.js';
 
 /** Passages injected for `vanilla` knowledge bases, and the most text they may take in the prompt. */
 export const VANILLA_TOP_K = 5;
@@ -13,11 +15,15 @@ const MAX_CONTEXT_CHARS = 12_000;
 export class KnowledgeContext implements ContextContributor {
   constructor(private readonly knowledge: Pick<KnowledgeService, 'search'>) {}
 
-  async contribute({ agent, task, signal }: ContextContributorInput): Promise<ContextSection | null> {
+  contribute({ agent, task, signal }: ContextContributorInput): Awaitable<ContextSection | null> {
     // Each item's `documents`, when not empty, limits what is searched of its knowledge base.
     const scopes = agentScopes(agent.knowledge_bases.filter((kb) => kb.strategy === 'vanilla'));
     const query = task.input.text ?? '';
     if (!scopes.length || !query.trim()) return null;
+    return this.passagesFor(task, scopes, query, signal);
+  }
+
+  private async passagesFor(task: Task, scopes: SearchScope[], query: string, signal: AbortSignal): Promise<ContextSection | null> {
     const hits = await this.knowledge.search(task.organization_id, scopes, query, VANILLA_TOP_K, signal);
     if (!hits.length) return null;
     return { title: 'Knowledge', text: formatPassages(hits), guardOrigin: 'knowledge' };

@@ -1,6 +1,7 @@
+import type { Awaitable } from '../lib/awaitable.js';
 import type { ContextContributor, ContextContributorInput, ContextSection } from '../runtime/context-contributors.js';
 import type { Task } from '../tasks/task.types.js';
-import { memorySettings, recallsMemories } from './memory-settings.js';
+import { memorySettings, recallsMemories, type MemorySettings } from './memory-settings.js';
 import type { MemoryService } from './memory.service.js';
 
 /** The user a task runs for: the task's user_id, else the invocation's user.id. */
@@ -16,11 +17,15 @@ export function taskUserId(task: Task): string | null {
 export class MemoryContext implements ContextContributor {
   constructor(private readonly memories: Pick<MemoryService, 'recall'>) {}
 
-  async contribute({ agent, task }: ContextContributorInput): Promise<ContextSection | null> {
+  contribute({ agent, task }: ContextContributorInput): Awaitable<ContextSection | null> {
     const s = memorySettings(agent);
     if (!recallsMemories(s)) return null;
+    return this.sectionFor(agent.id, task, s);
+  }
+
+  private async sectionFor(agentId: string, task: Task, s: MemorySettings): Promise<ContextSection | null> {
     const userId = taskUserId(task);
-    const recalled = await this.memories.recall(task.organization_id, agent.id, userId, task.input.text ?? '', {
+    const recalled = await this.memories.recall(task.organization_id, agentId, userId, task.input.text ?? '', {
       user: s.userMemories || s.agenticMemory,
       shared: s.agentMemories || s.agenticMemory,
     });
@@ -50,7 +55,7 @@ function field(v: unknown): string | null {
  * section, "for personalization" (spec 4.5). agno_settings.add_user_to_context false turns it off.
  */
 export class UserContext implements ContextContributor {
-  async contribute({ agent, task }: ContextContributorInput): Promise<ContextSection | null> {
+  contribute({ agent, task }: ContextContributorInput): ContextSection | null {
     if (!memorySettings(agent).addUserToContext) return null;
     const u = task.input.user;
     const name = [field(u?.first_name), field(u?.last_name)].filter(Boolean).join(' ');

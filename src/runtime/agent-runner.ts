@@ -1,3 +1,4 @@
+import { isPromise } from '../lib/awaitable.js';
 import type { ModelMessage } from 'ai';
 import { isoTime, type Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -97,10 +98,10 @@ export class AgentRunner implements TaskRunner {
         callDepth: task.call_depth,
         parkWhile: req.parkWhile,
       };
-      const [tools, sections] = await Promise.all([
-        this.deps.tools.buildTools(runAgent, toolCtx),
-        this.deps.context.collect({ agent: runAgent, task, signal: req.signal }),
-      ]);
+      const toolsBuilt = this.deps.tools.buildTools(runAgent, toolCtx);
+      const sectionsBuilt = this.deps.context.collect({ agent: runAgent, task, signal: req.signal });
+      // Both are usually ready at once (src/lib/awaitable.ts).
+      const [tools, sections] = isPromise(toolsBuilt) || isPromise(sectionsBuilt) ? await Promise.all([toolsBuilt, sectionsBuilt]) : [toolsBuilt, sectionsBuilt];
 
       const gates: ToolGate[] = [];
       const planning = await this.planTracker(req, runNumber, tools);

@@ -1,3 +1,4 @@
+import { allOf, onceReady, settled, type Awaitable } from '../lib/awaitable.js';
 import type { Logger } from '../lib/logger.js';
 import type { Task } from '../tasks/task.types.js';
 import type { RunContextAgent } from '../tools/tool-kinds.js';
@@ -24,7 +25,7 @@ export interface ContextContributorInput {
 
 export interface ContextContributor {
   /** Sections for this run, or null/[] when the agent has nothing of this kind. */
-  contribute(input: ContextContributorInput): Promise<ContextSection | ContextSection[] | null>;
+  contribute(input: ContextContributorInput): Awaitable<ContextSection | ContextSection[] | null>;
 }
 
 export class ContextContributorRegistry {
@@ -38,21 +39,30 @@ export class ContextContributorRegistry {
 
   /**
    * Runs every contributor. Context is an aid, not a precondition: a contributor that fails is logged and left
-   * out, and the run goes on without it.
+   * out, and the run goes on without it. Synchronous when every contributor answers at once.
    */
-  async collect(input: ContextContributorInput): Promise<ContextSection[]> {
-    const entries = [...this.contributors.entries()];
-    const results = await Promise.all(
-      entries.map(async ([name, c]) => {
-        try {
-          const r = await c.contribute(input);
-          return r === null ? [] : Array.isArray(r) ? r : [r];
-        } catch (e) {
-          this.log.warn({ err: e, contributor: name, task_id: input.task.id }, 'context contributor failed; run continues without it');
-          return [];
-        }
-      }),
-    );
-    return results.flat().filter((s) => s.text.trim().length > 0);
+  collect(input: ContextContributorInput): Awaitable<ContextSection[]> {
+    const results: Awaitable<ContextSection | ContextSection[] | null>[] = [];
+    for (const [name, c] of this.contributors) {
+      results.push(
+        settled(
+          () => c.contribute(input),
+          (e) => {
+            this.log.warn({ err: e, contributor: name, task_id: input.task.id }, 'context contributor failed; run continues without it');
+            return null;
+          },
+        ),
+      );
+    }
+    return onceReady(allOf(results), sectionsOf);
   }
+}
+
+function sectionsOf(results: (ContextSection | ContextSection[] | null)[]): ContextSection[] {
+  const out: ContextSection[] = [];
+  for (const r of results) {
+    if (r === null) continue;
+    for (const s of Array.isArray(r) ? r : [r]) if (s.text.trim().length > 0) out.push(s);
+  }
+  return out;
 }

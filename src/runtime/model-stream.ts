@@ -15,6 +15,7 @@ import {
 } from 'ai';
 import { asLanguageModelUsage, convertToLanguageModelPrompt, prepareCallSettings, prepareToolsAndToolChoice } from 'ai/internal';
 import { partReaderOf, type PartReader } from '../llm/chat-completions-stream.js';
+import { isPromise, type Awaitable } from '../lib/awaitable.js';
 import type { ProviderOptions } from '../llm/llm-providers.js';
 
 /**
@@ -134,11 +135,17 @@ export class ModelStep {
     let done = false;
     try {
       for (;;) {
-        const next = await reader.read();
-        if (next.done) break;
+        // A network read brings several parts at once: those are taken without a promise each (partReaderOf).
+        let part = reader.readNow?.();
+        if (part === undefined) {
+          const next = await reader.read();
+          if (next.done) break;
+          part = next.value;
+        }
         // streamText stops delivering parts once the call is aborted; the caller then throws the abort reason.
         if (this.signal.aborted) return;
-        const delta = await this.accept(next.value);
+        let delta = this.accept(part);
+        if (isPromise(delta)) delta = await delta;
         if (delta !== undefined) yield delta;
       }
       done = true;
@@ -184,8 +191,11 @@ export class ModelStep {
     return messages;
   }
 
-  /** Records one part; returns the text it adds to the answer, undefined when it is not a text delta. */
-  private async accept(part: StreamPart): Promise<string | undefined> {
+  /**
+   * Records one part; returns the text it adds to the answer, undefined when it is not a text delta. Synchronous but
+   * for a tool call, whose arguments are parsed by the SDK's (asynchronous) JSON parser.
+   */
+  private accept(part: StreamPart): Awaitable<string | undefined> {
     if (this.withhold) {
       if (part.type === 'tool-input-start' || part.type === 'tool-input-delta' || part.type === 'tool-input-end' || part.type === 'tool-approval-request') return undefined;
       if (part.type === 'tool-call' || part.type === 'tool-result') {
@@ -246,13 +256,8 @@ export class ModelStep {
         this.content.push({ type: 'file', data, mediaType: part.mediaType, providerMetadata: part.providerMetadata });
         return undefined;
       }
-      case 'tool-call': {
-        const { call, error } = await this.parseToolCall(part);
-        this.callsById.set(call.toolCallId, call);
-        this.toolCalls.push(call);
-        this.content.push({ type: 'tool-call', call, providerExecuted: part.providerExecuted, providerMetadata: part.providerMetadata, error });
-        return undefined;
-      }
+      case 'tool-call':
+        return this.acceptToolCall(part);
       case 'tool-result':
         this.content.push({
           type: 'tool-result',
@@ -293,6 +298,14 @@ export class ModelStep {
         // tool-input-*, source, response-metadata, raw: nothing of them reaches the result.
         return undefined;
     }
+  }
+
+  private async acceptToolCall(part: PartOf<'tool-call'>): Promise<undefined> {
+    const { call, error } = await this.parseToolCall(part);
+    this.callsById.set(call.toolCallId, call);
+    this.toolCalls.push(call);
+    this.content.push({ type: 'tool-call', call, providerExecuted: part.providerExecuted, providerMetadata: part.providerMetadata, error });
+    return undefined;
   }
 
   private fail(error: unknown) {

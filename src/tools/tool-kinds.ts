@@ -1,4 +1,5 @@
 import type { RunnableAgentConfig } from '../agents/agent-config.js';
+import type { Awaitable } from '../lib/awaitable.js';
 import type { TaskEventType } from '../tasks/task.types.js';
 
 /**
@@ -79,5 +80,6 @@ export type RunContextAgent = RunnableAgentConfig;
 
 export interface RuntimeToolProvider {
   /** Graph item types (and sub_types) this provider handles, e.g. ['tool'], ['mcp'], ['agent']. */
-  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]>;
+  /** Synchronous when there is nothing to look up (no items of its kind): see src/lib/awaitable.ts. */
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Awaitable<RuntimeTool[]>;
 }

@@ -272,6 +272,28 @@ describe.each([
     expect(parts).toEqual([{ thrown: expect.objectContaining({ name: 'AI_APICallError', statusCode: status }) }]);
   });
 
+  it('throws the same error for a successful status without a body', async () => {
+    const parts = await same({ status: 204, body: '' });
+    expect(parts).toEqual([{ thrown: expect.objectContaining({ name: 'AI_APICallError', message: 'Failed to process successful response' }) }]);
+  });
+
+  it('throws the same retryable error when the endpoint refuses the connection', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const saved = base;
+    base = `http://127.0.0.1:${port}/v1`;
+    try {
+      const { sdk, direct } = models();
+      const expected = await collect(sdk);
+      expect(expected).toEqual([{ thrown: expect.objectContaining({ name: 'AI_APICallError', isRetryable: true }) }]);
+      expect(await collect(direct)).toEqual(expected);
+    } finally {
+      base = saved;
+    }
+  });
+
   it('leaves calls with options it does not translate to the SDK model', async () => {
     const call = { ...CALL, temperature: 0.2, maxOutputTokens: 50 };
     await same({ body: sse(chunk({ content: 'ok' }, 'stop'), '[DONE]') }, call);

@@ -1,3 +1,4 @@
+import type { Awaitable } from '../../lib/awaitable.js';
 import { AppError } from '../../errors.js';
 import type { InvokeResult, InvokeTarget } from '../../connectors/invoke/operation-invoker.js';
 import type { InvokePayload } from '../../connectors/invoke/request-builder.js';
@@ -31,7 +32,12 @@ const MAX_DESCRIPTION = 1000;
 export class ActionToolProvider implements RuntimeToolProvider {
   constructor(private readonly connectors: ActionRuntime) {}
 
-  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Awaitable<RuntimeTool[]> {
+    if (!agent.attached_tools.some((a) => !CUSTOM_FUNCTION_CONNECTORS.has(a.id))) return [];
+    return this.toolsFor(agent, ctx);
+  }
+
+  private async toolsFor(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
     const dialect = schemaDialectFor(agent.model_provider);
     const graphIds = new Map<string, string>();
     for (const g of agent.graph) if (g.type === 'tool' && !g.sub_type && g.item_id) graphIds.set(g.item_id, g.id ?? g.item_id);

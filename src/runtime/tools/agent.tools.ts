@@ -1,3 +1,4 @@
+import type { Awaitable } from '../../lib/awaitable.js';
 import { withPreAuth } from '../../auth/pre-auth-token.js';
 import { FINAL_STATUSES, type Task, type TaskSubmitter } from '../../tasks/task.types.js';
 import type { GraphItem, RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
@@ -49,8 +50,9 @@ const INPUT_SCHEMA = {
 export class AgentToolProvider implements RuntimeToolProvider {
   constructor(private readonly deps: AgentToolProviderDeps) {}
 
-  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Awaitable<RuntimeTool[]> {
     const items = agent.graph.filter((g) => g.type === 'agent');
+    if (!items.length) return [];
     return Promise.all(items.map((item) => this.toolFor(item, ctx)));
   }
 

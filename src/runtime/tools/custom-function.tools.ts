@@ -1,3 +1,4 @@
+import type { Awaitable } from '../../lib/awaitable.js';
 import type { RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 import { toolName } from './index.js';
 
@@ -20,7 +21,7 @@ const CONNECTOR_IDS: ReadonlySet<string> = new Set(['service-custom-functions', 
 export class CustomFunctionToolProvider implements RuntimeToolProvider {
   constructor(private readonly functions: CustomFunctionRuntime) {}
 
-  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Awaitable<RuntimeTool[]> {
     const graphIds = new Map<string, string>();
     for (const g of agent.graph) {
       if (g.type === 'tool' && g.sub_type === 'custom_function' && g.item_id) graphIds.set(g.item_id, g.id ?? g.item_id);
@@ -30,6 +31,10 @@ export class CustomFunctionToolProvider implements RuntimeToolProvider {
       for (const id of a.operation_ids ?? []) if (!graphIds.has(id)) graphIds.set(id, id);
     }
     if (!graphIds.size) return [];
+    return this.toolsFor(graphIds, ctx);
+  }
+
+  private async toolsFor(graphIds: ReadonlyMap<string, string>, ctx: ToolCallContext): Promise<RuntimeTool[]> {
     // A function deleted after it was attached simply is not offered.
     const found = await this.functions.findMany(ctx.organizationId, [...graphIds.keys()]);
     return found.map((f) => ({

@@ -1,3 +1,4 @@
+import { allOf, onceReady, settled, type Awaitable } from '../../lib/awaitable.js';
 import type { RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 
 /**
@@ -45,29 +46,37 @@ export class RuntimeToolRegistry {
 
   /**
    * Every registered provider's tools for this agent, with names made unique (a clash gets `_2`, `_3`, ...) so
-   * one tool never shadows another.
+   * one tool never shadows another. Synchronous when every provider answers at once (an agent without tools of
+   * their kinds); every provider is asked even when one fails, as with Promise.all.
    */
-  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
-    const entries = [...this.providers.entries()];
-    const built = await Promise.all(
-      entries.map(async ([kind, p]) => {
-        try {
-          return await p.buildTools(agent, ctx);
-        } catch (e) {
-          if (ctx.signal.aborted) throw e;
-          throw new ToolBuildError(kind, e);
-        }
-      }),
-    );
-    const seen = new Set<string>();
-    const out: RuntimeTool[] = [];
-    for (const tool of built.flat()) {
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Awaitable<RuntimeTool[]> {
+    const built: Awaitable<RuntimeTool[]>[] = [];
+    for (const [kind, p] of this.providers) {
+      built.push(
+        settled(
+          () => p.buildTools(agent, ctx),
+          (e) => {
+            if (ctx.signal.aborted) throw e;
+            throw new ToolBuildError(kind, e);
+          },
+        ),
+      );
+    }
+    return onceReady(allOf(built), uniquelyNamed);
+  }
+}
+
+function uniquelyNamed(built: RuntimeTool[][]): RuntimeTool[] {
+  const seen = new Set<string>();
+  const out: RuntimeTool[] = [];
+  for (const list of built) {
+    for (const tool of list) {
       const base = TOOL_NAME_RE.test(tool.name) ? tool.name : toolName(tool.name);
       let name = base;
       for (let i = 2; seen.has(name); i++) name = `${base.slice(0, 60)}_${i}`;
       seen.add(name);
       out.push(name === tool.name ? tool : { ...tool, name, execute: tool.execute.bind(tool) });
     }
-    return out;
   }
+  return out;
 }

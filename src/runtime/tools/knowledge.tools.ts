@@ -28,7 +28,7 @@ interface AttachedKb {
 export class KnowledgeToolProvider implements RuntimeToolProvider {
   constructor(private readonly knowledge: KnowledgePort) {}
 
-  async buildTools(agent: RunContextAgent): Promise<RuntimeTool[]> {
+  buildTools(agent: RunContextAgent): RuntimeTool[] {
     const kbs: AttachedKb[] = agent.knowledge_bases;
     const searchable = kbs.filter((kb) => kb.strategy === 'agentic_rag');
     const writable = kbs.filter((kb) => kb.rw === true);

@@ -1,3 +1,4 @@
+import type { Awaitable } from '../../lib/awaitable.js';
 import { isoTime } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import type { McpCallResult, McpClientPool, McpEndpoint, McpToolInfo } from '../../mcp/mcp-client-pool.js';
@@ -34,12 +35,13 @@ const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {}, additionalProperti
 export class McpToolProvider implements RuntimeToolProvider {
   constructor(private readonly deps: McpToolProviderDeps) {}
 
-  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Awaitable<RuntimeTool[]> {
     const items = agent.graph.filter((g) => g.type === 'mcp' && g.item_id);
+    if (!items.length) return [];
     // OIDC pre-auth: with `oidc_pre_auth_token_mcp_audience`, the end user's token is the OAuth token of oauth2 servers
     // the invocation's user_tokens do not name (verified to carry that audience: src/auth/pre-auth.service.ts).
     const preAuth = agent.oidc_pre_auth_token_mcp_audience !== null ? ctx.preAuthToken : undefined;
-    return (await Promise.all(items.map((item) => this.toolsFor(item, ctx, preAuth)))).flat();
+    return Promise.all(items.map((item) => this.toolsFor(item, ctx, preAuth))).then((lists) => lists.flat());
   }
 
   private async toolsFor(item: GraphItem, ctx: ToolCallContext, preAuth: string | undefined): Promise<RuntimeTool[]> {

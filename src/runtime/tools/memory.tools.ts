@@ -11,7 +11,7 @@ import { MEMORY_LIMITS } from '../../memory/memory.service.js';
 export class MemoryToolProvider implements RuntimeToolProvider {
   constructor(private readonly memories: Pick<MemoryService, 'apply' | 'ownerOf'>) {}
 
-  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): RuntimeTool[] {
     const s = memorySettings(agent);
     if (!s.agenticMemory) return [];
     const userId = ctx.userId && ctx.userId.trim() ? ctx.userId : null;

@@ -26,7 +26,7 @@ export interface SelfSchedulePort {
 export class ScheduleToolProvider implements RuntimeToolProvider {
   constructor(private readonly schedules: SelfSchedulePort) {}
 
-  async buildTools(agent: RunContextAgent): Promise<RuntimeTool[]> {
+  buildTools(agent: RunContextAgent): RuntimeTool[] {
     if (!agent.can_self_schedule) return [];
     const max = agent.max_self_schedules;
     return [this.scheduleTool(max), this.listTool(max), this.cancelTool()];

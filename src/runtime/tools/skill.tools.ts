@@ -1,3 +1,4 @@
+import type { Awaitable } from '../../lib/awaitable.js';
 import type { RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 import type { ContextContributor, ContextContributorInput, ContextSection } from '../context-contributors.js';
 
@@ -21,10 +22,14 @@ function skillNames(agent: RunContextAgent): string[] {
 export class SkillContext implements ContextContributor {
   constructor(private readonly skills: SkillCatalog) {}
 
-  async contribute({ agent }: ContextContributorInput): Promise<ContextSection | null> {
+  contribute({ agent }: ContextContributorInput): Awaitable<ContextSection | null> {
     const names = skillNames(agent);
     if (!names.length) return null;
-    const skills = await this.skills.findMany(agent.organization_id, names);
+    return this.sectionFor(agent.organization_id, names);
+  }
+
+  private async sectionFor(organizationId: string, names: string[]): Promise<ContextSection | null> {
+    const skills = await this.skills.findMany(organizationId, names);
     if (!skills.length) return null;
     const list = skills.map((s) => `- ${s.name}: ${s.description}`).join('\n');
     return {
@@ -39,9 +44,13 @@ export class SkillContext implements ContextContributor {
 export class SkillToolProvider implements RuntimeToolProvider {
   constructor(private readonly skills: SkillCatalog) {}
 
-  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Awaitable<RuntimeTool[]> {
     const names = skillNames(agent);
     if (!names.length) return [];
+    return this.toolsFor(names, ctx);
+  }
+
+  private async toolsFor(names: string[], ctx: ToolCallContext): Promise<RuntimeTool[]> {
     const available = (await this.skills.findMany(ctx.organizationId, names)).map((s) => s.name);
     if (!available.length) return [];
     return [

@@ -1,3 +1,4 @@
+import type { Awaitable } from '../../lib/awaitable.js';
 import type { GraphItem, RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
 import { toolName } from './index.js';
 
@@ -26,10 +27,10 @@ const INPUT_SCHEMA = {
 export class WorkflowToolProvider implements RuntimeToolProvider {
   constructor(private readonly deps: WorkflowToolDeps) {}
 
-  async buildTools(agent: RunContextAgent, ctx: ToolCallContext): Promise<RuntimeTool[]> {
+  buildTools(agent: RunContextAgent, ctx: ToolCallContext): Awaitable<RuntimeTool[]> {
     const items = agent.graph.filter((g) => g.type === 'workflow');
-    const tools = await Promise.all(items.map((item) => this.toolFor(item, ctx)));
-    return tools.filter((t): t is RuntimeTool => t !== undefined);
+    if (!items.length) return [];
+    return Promise.all(items.map((item) => this.toolFor(item, ctx))).then((tools) => tools.filter((t): t is RuntimeTool => t !== undefined));
   }
 
   private async toolFor(item: GraphItem, ctx: ToolCallContext): Promise<RuntimeTool | undefined> {
