@@ -44,7 +44,24 @@ export function pgTextArray(values: readonly unknown[]): Buffer {
 
 /** `bigint[]` from integers (numbers, or decimal strings as pg returns bigint columns); null and undefined are NULL. */
 export function pgBigintArray(values: readonly unknown[]): Buffer {
-  return integers(values, 8, OID.int8, (b, v, at) => b.writeBigInt64BE(BigInt(v as number | string), at));
+  return integers(values, 8, OID.int8, writeInt64);
+}
+
+const TWO_32 = 2 ** 32;
+
+/**
+ * A safe integer is written as its two 32-bit halves: a BigInt per element was most of what a batch statement
+ * allocated. Anything else (a decimal string, as pg returns bigint columns) goes through BigInt, which refuses
+ * what is not an integer.
+ */
+function writeInt64(b: Buffer, v: unknown, at: number): void {
+  if (typeof v === 'number' && Number.isSafeInteger(v)) {
+    const high = Math.floor(v / TWO_32);
+    b.writeInt32BE(high, at);
+    b.writeUInt32BE(v - high * TWO_32, at + 4);
+  } else {
+    b.writeBigInt64BE(BigInt(v as number | string), at);
+  }
 }
 
 /** `int[]` (int4) from integers; null and undefined are NULL. */

@@ -77,16 +77,34 @@ function standardPrompt(system: string | undefined, messages: ModelMessage[]): {
   return { system, messages };
 }
 
+type ModelPrompt = Awaited<ReturnType<typeof convertToLanguageModelPrompt>>;
+
+/**
+ * convertToLanguageModelPrompt's result for a prompt whose messages are all plain text (the usual run: the task's
+ * input and earlier runs' answers), built as it builds it; undefined for any other prompt (files, tool calls and
+ * results, parts), which goes through the SDK. Skips its asset scan and download set-up, and two awaits, per call.
+ */
+export function textOnlyPrompt(system: string | undefined, messages: ModelMessage[]): ModelPrompt | undefined {
+  for (const m of messages) if ((m.role !== 'user' && m.role !== 'assistant') || typeof m.content !== 'string') return undefined;
+  const out: ModelPrompt = system != null ? [{ role: 'system', content: system }] : [];
+  for (const m of messages) {
+    out.push({ role: m.role as 'user' | 'assistant', content: [{ type: 'text', text: m.content as string }], providerOptions: m.providerOptions });
+  }
+  return out;
+}
+
 /** Starts the call. Throws what doStream throws (e.g. APICallError): the error streamText passed on as an error part. */
 export async function openModelStream(r: ModelStepRequest): Promise<ModelStep> {
   const model = asModelV3(r.model);
   const prompt = standardPrompt(r.system, r.messages);
-  const promptMessages = await convertToLanguageModelPrompt({
-    prompt,
-    supportedUrls: await model.supportedUrls,
-    download: undefined,
-    abortSignal: r.abortSignal,
-  });
+  const promptMessages =
+    textOnlyPrompt(prompt.system, prompt.messages) ??
+    (await convertToLanguageModelPrompt({
+      prompt,
+      supportedUrls: await model.supportedUrls,
+      download: undefined,
+      abortSignal: r.abortSignal,
+    }));
   const { tools, toolChoice } = await prepareToolsAndToolChoice({ tools: r.tools, toolChoice: r.toolChoice, activeTools: undefined });
   // No extra headers and no SDK retries: the transport (createRetryingFetch) retries.
   const result = await model.doStream({

@@ -39,8 +39,11 @@ describe('binary array parameters (PostgreSQL)', () => {
   });
 
   it('sends bigint and int arrays, with NULLs, numbers and decimal strings', async () => {
-    const big = (await sql<{ v: string | null }>`select v::text as v from unnest(${pgBigintArray([0, -1, 1795898744558, '9007199254740993', null])}::bigint[]) with ordinality as x(v, o) order by o`.execute(db.kysely)).rows;
-    expect(big.map((r) => r.v)).toEqual(['0', '-1', '1795898744558', '9007199254740993', null]);
+    const big = (await sql<{ v: string | null }>`select v::text as v from unnest(${pgBigintArray([0, -1, 1795898744558, '9007199254740993', null, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, -(2 ** 32), 2 ** 32 - 1])}::bigint[]) with ordinality as x(v, o) order by o`.execute(db.kysely)).rows;
+    expect(big.map((r) => r.v)).toEqual(['0', '-1', '1795898744558', '9007199254740993', null, '9007199254740991', '-9007199254740991', '-4294967296', '4294967295']);
+    // What is not an integer is refused, as BigInt refuses it.
+    expect(() => pgBigintArray([1.5])).toThrow(RangeError);
+    expect(() => pgBigintArray(['1.5'])).toThrow(SyntaxError);
     const ints = (await sql<{ v: number | null }>`select v from unnest(${pgIntArray([3, null, -7, 2147483647])}::int[]) with ordinality as x(v, o) order by o`.execute(db.kysely)).rows;
     expect(ints.map((r) => r.v)).toEqual([3, null, -7, 2147483647]);
   });
