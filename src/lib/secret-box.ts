@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * AES-256-GCM under the master key. Stored form: "v1:" + base64url(iv | tag | ciphertext).
@@ -39,9 +39,12 @@ export class SecretBox {
 /** The placeholder every response shows in place of a stored secret. */
 export const REDACTED = '********';
 
-/** SHA-256 hex: for high-entropy tokens (API keys, webhook secrets) a fast hash is the right choice. */
+/**
+ * SHA-256 hex: for high-entropy tokens (API keys, webhook secrets) a fast hash is the right choice. One-shot
+ * `crypto.hash` (Node 20.12+): no Hash object per call, a third of createHash's time for a key (every keyed call).
+ */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 export function constantTimeEqualHex(a: string, b: string): boolean {
