@@ -3,7 +3,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import type { TaskParts } from '../tasks/tasks.module.js';
 import type { PublicUrls } from '../lib/urls.js';
 import type { A2aRunnerDeps } from './a2a.runner.js';
-import { McpInboundService } from './inbound/mcp-inbound.service.js';
+import { LazyMcpInbound } from './lazy-mcp-inbound.js';
 import { LazyA2aInbound, LazyA2aRunner } from './lazy-a2a.js';
 import { CurlAgentRunner } from './curl.runner.js';
 
@@ -15,7 +15,7 @@ export function registerExternalAgents(runtime: Runtime, deps: A2aRunnerDeps): v
 
 export interface ExternalAgentsModule {
   a2a: LazyA2aInbound;
-  mcpEndpoint: McpInboundService;
+  mcpEndpoint: LazyMcpInbound;
 }
 
 /**
@@ -33,6 +33,6 @@ export function createExternalAgentsModule(d: {
   registerExternalAgents(d.runtime, d.runners);
   return {
     a2a: new LazyA2aInbound({ agents: d.agents, tasks: d.tasks, urls: d.urls, syncTimeoutMs: d.syncTimeoutMs, log: d.runners.log }),
-    mcpEndpoint: new McpInboundService({ agents: d.agents, tasks: d.tasks.submissions, syncTimeoutMs: d.syncTimeoutMs, log: d.runners.log }),
+    mcpEndpoint: new LazyMcpInbound({ agents: d.agents, tasks: d.tasks.submissions, syncTimeoutMs: d.syncTimeoutMs, log: d.runners.log }),
   };
 }

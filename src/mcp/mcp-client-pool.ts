@@ -1,9 +1,7 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { mcpClientSdk, mcpClientSdkIfLoaded } from './mcp-sdk.js';
 import { createHash } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError as SdkMcpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { McpTransport } from './mcp.types.js';
 import { describeMcpError } from './mcp-errors.js';
@@ -204,6 +202,7 @@ export class McpClientPool {
 
   private async open(ep: McpEndpoint, session: Session): Promise<Client> {
     const url = new URL(ep.url);
+    const { Client, SSEClientTransport, StreamableHTTPClientTransport } = await mcpClientSdk();
     const requestInit: RequestInit = { headers: ep.headers };
     // Watches the transport's GET event streams: a second one means the stream dropped and was reopened.
     let streams = 0;
@@ -267,7 +266,8 @@ export class McpClientPool {
 }
 
 function isProtocolAnswer(e: unknown): boolean {
-  return e instanceof SdkMcpError && e.code !== ErrorCode.ConnectionClosed && e.code !== ErrorCode.RequestTimeout;
+  const sdk = mcpClientSdkIfLoaded();
+  return sdk !== undefined && e instanceof sdk.McpError && e.code !== sdk.ErrorCode.ConnectionClosed && e.code !== sdk.ErrorCode.RequestTimeout;
 }
 
 /** A streamable-HTTP session the server has forgotten answers 404: reconnecting is the documented remedy. */

@@ -1,13 +1,5 @@
-import {
-  discoverOAuthServerInfo,
-  exchangeAuthorization,
-  extractWWWAuthenticateParams,
-  refreshAuthorization,
-  startAuthorization,
-} from '@modelcontextprotocol/sdk/client/auth.js';
 import type { AuthorizationServerMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { mcpAuthSdk } from './mcp-sdk.js';
 import type { Clock } from '../lib/clock.js';
 import type { FetchLike } from './mcp-client-pool.js';
 import type { McpTransport } from './mcp.types.js';
@@ -61,6 +53,7 @@ export class McpOAuthClient {
     const now = this.clock.now();
     const hit = this.discovered.get(server.url);
     if (hit && now - hit.at < DISCOVERY_TTL_MS) return hit.d;
+    const { discoverOAuthServerInfo, checkResourceAllowed } = await mcpAuthSdk();
     const challenge = await this.challenge(server);
     const info = await discoverOAuthServerInfo(server.url, { resourceMetadataUrl: challenge.resourceMetadataUrl, fetchFn: this.fetch });
     const resource = info.resourceMetadata?.resource ?? server.url;
@@ -80,6 +73,7 @@ export class McpOAuthClient {
 
   /** The link the user opens; `state` is set by the caller once the verifier is known (see withState). */
   async start(d: McpOAuthDiscovery, clientId: string, redirectUri: string, scope: string): Promise<{ url: URL; codeVerifier: string }> {
+    const { startAuthorization } = await mcpAuthSdk();
     const { authorizationUrl, codeVerifier } = await startAuthorization(d.authorizationServerUrl, {
       metadata: d.metadata,
       clientInformation: { client_id: clientId },
@@ -91,6 +85,7 @@ export class McpOAuthClient {
   }
 
   async exchange(d: McpOAuthDiscovery, c: McpOAuthClientCredentials, code: string, codeVerifier: string, redirectUri: string): Promise<ObtainedTokens> {
+    const { exchangeAuthorization } = await mcpAuthSdk();
     const tokens = await exchangeAuthorization(d.authorizationServerUrl, {
       metadata: d.metadata,
       clientInformation: client(c),
@@ -104,6 +99,7 @@ export class McpOAuthClient {
   }
 
   async refresh(d: McpOAuthDiscovery, c: McpOAuthClientCredentials, refreshToken: string): Promise<ObtainedTokens> {
+    const { refreshAuthorization } = await mcpAuthSdk();
     const tokens = await refreshAuthorization(d.authorizationServerUrl, {
       metadata: d.metadata,
       clientInformation: client(c),
@@ -119,6 +115,7 @@ export class McpOAuthClient {
    * its resource metadata and the scope it needs. Anything else (no 401, unreachable) leaves the well-known paths.
    */
   private async challenge(server: { url: string; transport: McpTransport }): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+    const { LATEST_PROTOCOL_VERSION, extractWWWAuthenticateParams } = await mcpAuthSdk();
     const init: RequestInit =
       server.transport === 'sse'
         ? { method: 'GET', headers: { accept: 'text/event-stream' } }

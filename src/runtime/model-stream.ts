@@ -1,5 +1,4 @@
 import {
-  InvalidPromptError,
   InvalidToolInputError,
   JSONParseError,
   NoOutputGeneratedError,
@@ -13,9 +12,10 @@ import {
   type ModelMessage,
   type ToolSet,
 } from 'ai';
-import { asLanguageModelUsage, convertToLanguageModelPrompt, prepareCallSettings, prepareToolsAndToolChoice } from 'ai/internal';
+import { asLanguageModelUsage, prepareCallSettings, prepareToolsAndToolChoice } from 'ai/internal';
 import { partReaderOf, type PartReader } from '../llm/chat-completions-stream.js';
 import { isPromise, type Awaitable } from '../lib/awaitable.js';
+import { sdkPrompt, standardPrompt, textOnlyPrompt } from './model-prompt.js';
 import type { ProviderOptions } from '../llm/llm-providers.js';
 
 /**
@@ -66,45 +66,11 @@ function asModelV3(model: LanguageModel): ModelV3 {
   return model;
 }
 
-/**
- * The SDK's standardizePrompt without its zod pass over every message, which was ~5% of a short run's CPU: our
- * messages are built by the runtime from typed parts (or stored from earlier runs' outputs), and the provider's
- * prompt conversion still refuses a part it does not know. The checks that remain are the ones that can fail for us.
- */
-function standardPrompt(system: string | undefined, messages: ModelMessage[]): { system: string | undefined; messages: ModelMessage[] } {
-  if (messages.length === 0) throw new InvalidPromptError({ prompt: undefined, message: 'messages must not be empty' });
-  if (messages.some((m) => m.role === 'system')) throw new InvalidPromptError({ prompt: undefined, message: 'System messages belong in the system option' });
-  return { system, messages };
-}
-
-type ModelPrompt = Awaited<ReturnType<typeof convertToLanguageModelPrompt>>;
-
-/**
- * convertToLanguageModelPrompt's result for a prompt whose messages are all plain text (the usual run: the task's
- * input and earlier runs' answers), built as it builds it; undefined for any other prompt (files, tool calls and
- * results, parts), which goes through the SDK. Skips its asset scan and download set-up, and two awaits, per call.
- */
-export function textOnlyPrompt(system: string | undefined, messages: ModelMessage[]): ModelPrompt | undefined {
-  for (const m of messages) if ((m.role !== 'user' && m.role !== 'assistant') || typeof m.content !== 'string') return undefined;
-  const out: ModelPrompt = system != null ? [{ role: 'system', content: system }] : [];
-  for (const m of messages) {
-    out.push({ role: m.role as 'user' | 'assistant', content: [{ type: 'text', text: m.content as string }], providerOptions: m.providerOptions });
-  }
-  return out;
-}
-
 /** Starts the call. Throws what doStream throws (e.g. APICallError): the error streamText passed on as an error part. */
 export async function openModelStream(r: ModelStepRequest): Promise<ModelStep> {
   const model = asModelV3(r.model);
   const prompt = standardPrompt(r.system, r.messages);
-  const promptMessages =
-    textOnlyPrompt(prompt.system, prompt.messages) ??
-    (await convertToLanguageModelPrompt({
-      prompt,
-      supportedUrls: await model.supportedUrls,
-      download: undefined,
-      abortSignal: r.abortSignal,
-    }));
+  const promptMessages = textOnlyPrompt(prompt.system, prompt.messages) ?? (await sdkPrompt(prompt, () => model.supportedUrls, r.abortSignal));
   const { tools, toolChoice } = await prepareToolsAndToolChoice({ tools: r.tools, toolChoice: r.toolChoice, activeTools: undefined });
   // No extra headers and no SDK retries: the transport (createRetryingFetch) retries.
   const result = await model.doStream({

@@ -1,7 +1,7 @@
 import type { ModelMessage } from 'ai';
 import { convertToLanguageModelPrompt } from 'ai/internal';
 import { describe, expect, it } from 'vitest';
-import { textOnlyPrompt } from '../../src/runtime/model-stream.js';
+import { textOnlyPrompt } from '../../src/runtime/model-prompt.js';
 
 // The text-only prompt is built without the SDK's conversion: it must be exactly what the SDK builds.
 const sdk = (system: string | undefined, messages: ModelMessage[]) =>
