@@ -125,6 +125,10 @@ describe.each(TEST_DBS)('command line and production start (%s)', (kind) => {
     expect(loaded).toContain('fastify');
     if (kind === 'postgres') expect(loaded).toContain('pg');
     else expect(loaded).not.toContain('pg');
+    // So are the MCP and A2A SDKs, by the first MCP or A2A use (~10 and ~8 MB resident at idle).
+    expect(loaded).toContain('@ai-sdk/provider-utils');
+    expect(loaded).not.toContain('@modelcontextprotocol/sdk');
+    expect(loaded).not.toContain('@a2a-js/sdk');
     const r = await fetch(`${api}/v1/agents`, {
       method: 'POST',
       headers: { 'x-api-key': BOOTSTRAP, 'content-type': 'application/json' },
