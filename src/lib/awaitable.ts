@@ -35,7 +35,10 @@ export function settled<T>(produce: () => Awaitable<T>, onError: (e: unknown) =>
   return isPromise(v) ? v.catch(onError) : v;
 }
 
-/** `f(value)` now when the value is ready, else once it is. (Not named `then`: a module exporting `then` is a thenable, and `import()` of it would call it.) */
+/**
+ * `f(value)` now when the value is ready, else once it is. Not named `then`: a module exporting `then` is a thenable,
+ * and `import()` of it would call it.
+ */
 export function onceReady<T, R>(v: Awaitable<T>, f: (value: T) => R): Awaitable<R> {
   return isPromise(v) ? v.then(f) : f(v);
 }
