@@ -1,9 +1,9 @@
 /**
  * Two builds side by side: each one's `dist/` runs as the default deployment (every role in one process, as
  * `npm start` runs it) on a fresh database of its own, both on one instant scripted LLM, and the synchronous webhook
- * loads them in alternating 2 s slices at 16 connections. Prints each build's runs/s and service CPU per run (from
- * /proc), and the medians of the slice pairs' ratios (B/A). On this shared machine, whose speed moves by 2x within a
- * minute, separate runs of two builds cannot be compared; slices of both taken in turn can.
+ * loads them in alternating 2 s slices at 16 connections. Prints each build's runs/s, service CPU per run and peak
+ * RSS (from /proc), and the medians of the slice pairs' ratios (B/A). On this shared machine, whose speed moves by 2x
+ * within a minute, separate runs of two builds cannot be compared; slices of both taken in turn can.
  *
  *   git worktree add /tmp/old <rev> && ln -s $PWD/node_modules /tmp/old/ && (cd /tmp/old && node scripts/build.mjs)
  *   npm run build && npx tsx bench/ab-builds.ts /tmp/old . [postgres|sqlite] [slice pairs, 8]
@@ -17,6 +17,12 @@ if (!dirA || !dirB) throw new Error('usage: npx tsx bench/ab-builds.ts <build A 
 const db = (process.argv[4] ?? 'postgres') as 'sqlite' | 'postgres';
 const pairs = Number(process.argv[5] ?? 8);
 const SLICE_SEC = 2;
+
+/** A process's peak resident memory (VmHWM) in MB. */
+function peakMb(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : 0;
+}
 
 /** A process's CPU time in ms (utime + stime, in 10 ms ticks). */
 function cpuMs(pid: number): number {
@@ -81,7 +87,10 @@ for (let i = 0; i < pairs; i++) {
   cpuRatios.push(slice.B.cpuUs / slice.A.cpuUs);
 }
 for (const [name, t] of Object.entries(totals)) {
-  console.log(`${name} (${name === 'A' ? dirA : dirB}): ${(t.runs / (pairs * SLICE_SEC)).toFixed(0)} runs/s, service CPU ${((t.cpuMs * 1000) / t.runs).toFixed(0)} us per run`);
+  const pid = builds[name as 'A' | 'B'].proc.pid!;
+  console.log(
+    `${name} (${name === 'A' ? dirA : dirB}): ${(t.runs / (pairs * SLICE_SEC)).toFixed(0)} runs/s, service CPU ${((t.cpuMs * 1000) / t.runs).toFixed(0)} us per run, peak RSS ${peakMb(pid)} MB`,
+  );
 }
 const median = (v: number[]) => [...v].sort((x, y) => x - y)[v.length >> 1]!.toFixed(3);
 console.log(`B/A, medians of ${pairs} slice pairs: runs/s ${median(rpsRatios)}, service CPU per run ${median(cpuRatios)}`);
