@@ -40,32 +40,37 @@ async function loadAuth() {
 export type McpClientSdk = Awaited<ReturnType<typeof loadClient>>;
 export type McpAuthSdk = Awaited<ReturnType<typeof loadAuth>>;
 
-let client: Promise<McpClientSdk> | undefined;
-let clientLoaded: McpClientSdk | undefined;
-let auth: Promise<McpAuthSdk> | undefined;
+/** A module loaded on first use and kept; a failed load is forgotten, so the next use tries again. */
+function loadOnce<T>(load: () => Promise<T>): { get(): Promise<T>; loaded(): T | undefined } {
+  let pending: Promise<T> | undefined;
+  let value: T | undefined;
+  return {
+    get: () =>
+      (pending ??= load().then(
+        (v) => (value = v),
+        (e: unknown) => {
+          pending = undefined;
+          throw e;
+        },
+      )),
+    loaded: () => value,
+  };
+}
+
+const client = loadOnce(loadClient);
+const auth = loadOnce(loadAuth);
 
 /** The client side: Client, its two transports, and the SDK's error class. */
 export function mcpClientSdk(): Promise<McpClientSdk> {
-  client ??= loadClient().then(
-    (sdk) => (clientLoaded = sdk),
-    (e: unknown) => {
-      client = undefined;
-      throw e;
-    },
-  );
-  return client;
+  return client.get();
 }
 
 /** The client side if it has been loaded: an error of the SDK's can only exist once it has. */
 export function mcpClientSdkIfLoaded(): McpClientSdk | undefined {
-  return clientLoaded;
+  return client.loaded();
 }
 
 /** The OAuth functions of the MCP authorization spec. */
 export function mcpAuthSdk(): Promise<McpAuthSdk> {
-  auth ??= loadAuth().catch((e: unknown) => {
-    auth = undefined;
-    throw e;
-  });
-  return auth;
+  return auth.get();
 }
