@@ -235,7 +235,7 @@ export class TaskSubmissions implements TaskSubmitter {
       agent_version: String(agent.version),
       source: s.sourceLabel ?? s.source,
       input_text: s.text,
-      input_files: JSON.stringify(s.files ?? []),
+      input_files: s.files?.length ? JSON.stringify(s.files) : '[]',
       input_user: user ? JSON.stringify(user) : null,
       user_id: user?.id ?? null,
       additional_context: s.additionalContext ?? null,

@@ -49,17 +49,13 @@ const RESERVED = new Set<string>([
   'api_key',
 ]);
 
-/** First value of a query parameter (a repeated parameter counts once). */
-function queryValue(query: ReadonlyMap<string, unknown>, name: string): unknown {
-  const v = query.get(name);
-  return Array.isArray(v) ? v[0] : v;
-}
+/** Every name read as a parameter from the query or the body. */
+const LOOKED_UP = new Set<string>([...STRING_PARAMS, ...BOOL_PARAMS, 'user_tokens', 'params_mapping']);
 
-/** The object's own fields, or undefined when it has none. */
-function fieldsOf(o: Record<string, unknown>): ReadonlyMap<string, unknown> | undefined {
-  let fields: Map<string, unknown> | undefined;
-  for (const k in o) if (Object.hasOwn(o, k)) (fields ??= new Map()).set(k, o[k]);
-  return fields;
+/** A parameter's value and where it was found (for the error that refuses it). */
+interface Found {
+  value: unknown;
+  loc: (string | number)[];
 }
 
 /** '' in a query string or a form means "not given" for every parameter but the prompt. */
@@ -67,41 +63,50 @@ function present(v: unknown, name: string): boolean {
   return v !== undefined && v !== null && !(v === '' && name !== 'prompt');
 }
 
+/**
+ * The parameters given directly, the query's before the body's: one pass over each. They usually hold one or two
+ * fields, so walking them costs less than looking fifteen names up by computed key in each (the accept's largest
+ * single cost in V8's own code once). A repeated query parameter counts once (its first value).
+ */
+function givenParams(query: Record<string, unknown>, body: Record<string, unknown>): Map<string, Found> | undefined {
+  let given: Map<string, Found> | undefined;
+  for (const k in query) {
+    if (!Object.hasOwn(query, k) || !LOOKED_UP.has(k)) continue;
+    const q = query[k];
+    const v = Array.isArray(q) ? q[0] : q;
+    if (present(v, k)) (given ??= new Map()).set(k, { value: v, loc: ['query', k] });
+  }
+  for (const k in body) {
+    if (!Object.hasOwn(body, k) || !LOOKED_UP.has(k) || given?.has(k)) continue;
+    const v = body[k];
+    if (present(v, k)) (given ??= new Map()).set(k, { value: v, loc: ['body', k] });
+  }
+  return given;
+}
+
 export function parseWebhookParams(form: WebhookForm, query: Record<string, unknown>, body: Record<string, unknown>): WebhookParams {
   const issues: ValidationIssue[] = [];
-
-  // Fifteen names are looked up in a query and a body that usually hold one or two: as Maps, not as fifteen
-  // property lookups by computed name on each object (the accept's largest single cost in V8's own code).
-  const inQuery = fieldsOf(query);
-  const inBody = fieldsOf(body);
-  const raw = (name: string): { value: unknown; loc: (string | number)[] } | undefined => {
-    const q = inQuery && queryValue(inQuery, name);
-    if (present(q, name)) return { value: q, loc: ['query', name] };
-    const b = inBody?.get(name);
-    if (present(b, name)) return { value: b, loc: ['body', name] };
-    return undefined;
-  };
-
+  const given = givenParams(query, body);
+  const raw = (name: string): Found | undefined => given?.get(name);
   const mapped = resolveMapping(raw('params_mapping'), body, issues);
+  const found = (name: (typeof STRING_PARAMS)[number]): Found | undefined => raw(name) ?? mapped?.get(name);
 
-  const locs = new Map<string, (string | number)[]>();
   const str = (name: (typeof STRING_PARAMS)[number]): string | undefined => {
-    const found = raw(name) ?? mapped.get(name);
-    if (!found) return undefined;
-    locs.set(name, found.loc);
-    const v = found.value;
+    const f = found(name);
+    if (!f) return undefined;
+    const v = f.value;
     if (typeof v === 'string') return v;
     if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-    issues.push({ loc: found.loc, msg: 'Input should be a valid string', type: 'string_type' });
+    issues.push({ loc: f.loc, msg: 'Input should be a valid string', type: 'string_type' });
     return undefined;
   };
 
   const bool = (name: (typeof BOOL_PARAMS)[number], fallback: boolean): boolean => {
-    const found = raw(name);
-    if (!found) return fallback;
-    const v = parseTextBool(found.value);
+    const f = raw(name);
+    if (!f) return fallback;
+    const v = parseTextBool(f.value);
     if (v !== undefined) return v;
-    issues.push(boolParsingIssue(found.loc));
+    issues.push(boolParsingIssue(f.loc));
     return fallback;
   };
 
@@ -113,7 +118,7 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
   const messageIsPrompt = explicit === undefined && message !== undefined;
   const taskId = str('task_id');
   if (taskId !== undefined && !isValidTaskId(taskId)) {
-    issues.push({ loc: locs.get('task_id')!, msg: 'Value error, task_id must be 1 to 128 printable characters', type: 'value_error' });
+    issues.push({ loc: found('task_id')!.loc, msg: 'Value error, task_id must be 1 to 128 printable characters', type: 'value_error' });
   }
   const user: TaskUser = {
     id: str('user_id') ?? null,
@@ -124,7 +129,7 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
   const getter = str('getter');
   const callbackUrl = str('callback_url');
   if (callbackUrl !== undefined && (callbackUrl.length > MAX_CALLBACK_URL || !isHttpUrl(callbackUrl))) {
-    issues.push({ loc: locs.get('callback_url')!, msg: `Value error, callback_url must be an absolute http or https URL of at most ${MAX_CALLBACK_URL} characters`, type: 'value_error' });
+    issues.push({ loc: found('callback_url')!.loc, msg: `Value error, callback_url must be an absolute http or https URL of at most ${MAX_CALLBACK_URL} characters`, type: 'value_error' });
   }
   const agentId = str('agent_id');
   const asynchronous = bool('asynchronous', form === 'public');
@@ -144,27 +149,29 @@ export function parseWebhookParams(form: WebhookForm, query: Record<string, unkn
 
   if (issues.length) throw AppError.validation(issues);
 
-  const context: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (!RESERVED.has(k.toLowerCase()) && !(messageIsPrompt && k === 'message')) context[k] = v;
+  let context: Record<string, unknown> | null = null;
+  for (const k in body) {
+    if (Object.hasOwn(body, k) && !RESERVED.has(k.toLowerCase()) && !(messageIsPrompt && k === 'message')) (context ??= {})[k] = body[k];
+  }
 
   return {
     prompt,
     asynchronous,
     taskId,
-    user: Object.values(user).some((v) => v !== null) ? user : null,
+    user: user.id !== null || user.email !== null || user.first_name !== null || user.last_name !== null ? user : null,
     getter,
     json,
     userTokens,
     disableAttachmentInjection,
     agentId,
     callbackUrl,
-    context: Object.keys(context).length ? context : null,
+    context,
   };
 }
 
 /** A JSON object (given as an object in a JSON body, or as JSON text) whose values are all strings. */
 function parseStringMap(
-  found: { value: unknown; loc: (string | number)[] } | undefined,
+  found: Found | undefined,
   name: string,
   issues: ValidationIssue[],
 ): Record<string, string> | undefined {
@@ -190,13 +197,13 @@ function parseStringMap(
  * a direct one; numbers and booleans become strings, objects their JSON; a missing path is ignored.
  */
 function resolveMapping(
-  found: { value: unknown; loc: (string | number)[] } | undefined,
+  found: Found | undefined,
   body: Record<string, unknown>,
   issues: ValidationIssue[],
-): Map<string, { value: unknown; loc: (string | number)[] }> {
-  const out = new Map<string, { value: unknown; loc: (string | number)[] }>();
+): Map<string, Found> | undefined {
   const mapping = parseStringMap(found, 'params_mapping', issues);
-  if (!mapping || !found) return out;
+  if (!mapping || !found) return undefined;
+  const out = new Map<string, Found>();
   for (const [name, path] of Object.entries(mapping)) {
     if (!(MAPPABLE as readonly string[]).includes(name)) {
       issues.push({
