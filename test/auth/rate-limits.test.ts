@@ -121,5 +121,36 @@ describe.each(TEST_DBS)('rate limits (%s)', (kind) => {
       for (let i = 0; i < 10; i++) await Promise.resolve(limiter.take(t.orgA, 'unit', spec)).then(() => later++, () => undefined);
       expect(later).toBe(4);
     });
+
+    it('grows the lease of a busy caller to a quarter second of a high limit, never beyond', async () => {
+      const clock = { ms: 1_000_000, now() {
+        return this.ms;
+      } };
+      const repo = new RateBucketsRepository(t.c.db);
+      const wants: number[] = [];
+      const counting = { lease: (...a: Parameters<RateBucketsRepository['lease']>) => (wants.push(a[2].want), repo.lease(...a)) } as RateBucketsRepository;
+      const limiter = new RateLimiter(counting, clock, 10, t.c.log);
+      const spec = { perSecond: 400_000, burst: 1_000_000 };
+      let ok = 0;
+      for (let i = 0; i < 300_000; i++) {
+        const taken = limiter.take(t.orgA, 'busy', spec);
+        if (taken) await taken;
+        ok++;
+        // 3,000 calls per simulated millisecond: a caller far above 64 leases' worth of tokens per 250 ms.
+        if (i % 3000 === 0) clock.ms += 1;
+      }
+      expect(ok).toBe(300_000);
+      // 640 tokens at most per lease would have taken ~470 leases.
+      expect(wants.length).toBeLessThan(30);
+      expect(Math.max(...wants)).toBe(100_000);
+      // A modest limit keeps the earlier bound: 64 leases' worth (640 here), never more than the burst.
+      const small = { perSecond: 1000, burst: 5000 };
+      wants.length = 0;
+      for (let i = 0; i < 4000; i++) {
+        const taken = limiter.take(t.orgA, 'modest', small);
+        if (taken) await taken;
+      }
+      expect(Math.max(...wants)).toBe(640);
+    });
   });
 });
