@@ -25,14 +25,7 @@ export function newId(): string {
   const { msecs, seq } = state;
   const r = random(6);
   return (
-    hex8((msecs / 0x10000000000) & 0xff) +
-    hex8((msecs / 0x100000000) & 0xff) +
-    hex8((msecs / 0x1000000) & 0xff) +
-    hex8((msecs / 0x10000) & 0xff) +
-    '-' +
-    hex8((msecs / 0x100) & 0xff) +
-    hex8(msecs & 0xff) +
-    '-' +
+    timePrefix(msecs) +
     hex8(0x70 | ((seq >>> 28) & 0x0f)) +
     hex8((seq >>> 20) & 0xff) +
     '-' +
@@ -48,10 +41,28 @@ export function newId(): string {
   );
 }
 
+/** The id's first 14 characters (the millisecond), written once per millisecond: ids of one share them. */
+function timePrefix(msecs: number): string {
+  if (msecs !== prefix.msecs) {
+    prefix.text =
+      hex8((msecs / 0x10000000000) & 0xff) +
+      hex8((msecs / 0x100000000) & 0xff) +
+      hex8((msecs / 0x1000000) & 0xff) +
+      hex8((msecs / 0x10000) & 0xff) +
+      '-' +
+      hex8((msecs / 0x100) & 0xff) +
+      hex8(msecs & 0xff) +
+      '-';
+    prefix.msecs = msecs;
+  }
+  return prefix.text;
+}
+
 const POOL_BYTES = 4096;
 const pool = new Uint8Array(POOL_BYTES);
 let poolAt = POOL_BYTES;
 const state = { msecs: -Infinity, seq: 0 };
+const prefix = { msecs: Number.NaN, text: '' };
 const HEX = Array.from({ length: 256 }, (_, i) => (i + 0x100).toString(16).slice(1));
 const hex8 = (b: number): string => HEX[b]!;
 
