@@ -35,12 +35,12 @@ const MAX_LOCAL = 10_000;
  * 250 ms, up to 64 times that or a quarter second of the bucket's rate, whichever is more) and spends them from
  * memory; it leases again ahead of time, once half the batch is spent. Each lease is a write transaction: with a
  * high limit and 640 tokens at most, a caller sending 45,000 calls/s cost ~140 of them a second (1.3% of the
- * accept's CPU); with the quarter second, a few a second. A refused lease records when the shared bucket will have a token again, and every call until then is
- * refused from memory too: a flood over the limit costs no queries.
+ * accept's CPU); with the quarter second, a few a second. A refused lease records when the shared bucket will have a
+ * token again, and every call until then is refused from memory too: a flood over the limit costs no queries.
  *
  * Leased tokens were taken from the shared bucket, so all processes together never exceed the limit; a process that
- * holds unspent tokens only makes them unavailable to the others (at most one batch per bucket and process, never
- * more than the burst).
+ * holds unspent tokens only makes them unavailable to the others (at most one batch per bucket and process: never
+ * more than the burst, nor than a quarter second of the rate once past 64 leases' worth).
  */
 export class RateLimiter {
   private readonly local = new Map<string, Local>();
