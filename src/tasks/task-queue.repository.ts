@@ -93,9 +93,10 @@ export class TaskQueueRepository {
       returning *`;
   }
 
-  // The worker's hot statements, compiled once (db/compiled-once.ts).
+  // The worker's hot statements, compiled once (db/compiled-once.ts). `status = 'pending'` is a literal in both: the
+  // queue index is partial on it (migration 0026), which PostgreSQL's generic plans cannot choose for a parameter.
   private readonly pendingProbe = new CompiledOnce((_: 0) =>
-    this.db.kysely.selectFrom('tasks').select('id').where('status', '=', 'pending').where('queued_at', '<=', slot('now') as never).limit(1),
+    this.db.kysely.selectFrom('tasks').select('id').where(sql<boolean>`status = 'pending'`).where('queued_at', '<=', slot('now') as never).limit(1),
   );
   private readonly pendingClaim = new CompiledOnce((_: 0) => ({
     compile: () =>
