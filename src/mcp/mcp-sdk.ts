@@ -1,3 +1,5 @@
+import { loadOnce } from '../lib/load-once.js';
+
 /**
  * The MCP SDK, loaded by the first MCP use (a connection to a server, an OAuth step, a call to our own MCP endpoint)
  * rather than at start: it is ~10 MB resident on top of the rest, most deployments start without using it, and idle
@@ -39,23 +41,6 @@ async function loadAuth() {
 
 export type McpClientSdk = Awaited<ReturnType<typeof loadClient>>;
 export type McpAuthSdk = Awaited<ReturnType<typeof loadAuth>>;
-
-/** A module loaded on first use and kept; a failed load is forgotten, so the next use tries again. */
-function loadOnce<T>(load: () => Promise<T>): { get(): Promise<T>; loaded(): T | undefined } {
-  let pending: Promise<T> | undefined;
-  let value: T | undefined;
-  return {
-    get: () =>
-      (pending ??= load().then(
-        (v) => (value = v),
-        (e: unknown) => {
-          pending = undefined;
-          throw e;
-        },
-      )),
-    loaded: () => value,
-  };
-}
 
 const client = loadOnce(loadClient);
 const auth = loadOnce(loadAuth);
