@@ -2,23 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { QueueStatsRepository } from '../../src/observability/queue-stats.repository.js';
 import { TaskQueueRepository } from '../../src/tasks/task-queue.repository.js';
-import { newTaskRow } from '../../src/tasks/task-rows.js';
-import type { TaskSubmission } from '../../src/tasks/task.types.js';
-import { RELEASED_ON_FINISH, type ContinuationFields } from '../../src/tasks/tasks.repository.js';
+import { RELEASED_ON_FINISH } from '../../src/tasks/tasks.repository.js';
 import { TEST_DBS } from '../support/databases.js';
 import { openMigratedDb } from '../support/migrated-db.js';
+import { pendingTaskRow } from '../support/task-row.js';
 
 /**
  * The /metrics queue gauges read indexes only (migration 0026): pending tasks from the partial queue index, executing
  * and paused ones from the lease index. Tasks are moved through the queue's own statements (claim, pause, finish), so
  * the counts hold only while those keep a lease on every executing and paused task.
  */
-const FIELDS = {
-  agent_version: '1', source: 'webhook', input_text: 'hi', input_files: '[]', input_user: null, user_id: null, additional_context: null, expected_output: null,
-  instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, max_attempts: 3,
-  parent_execution: null, call_depth: 0, callback_url: null,
-} as unknown as ContinuationFields;
-
 describe.each(TEST_DBS)('queue statistics (%s)', (kind) => {
   let db: Db;
   let close: () => Promise<void>;
@@ -34,8 +27,7 @@ describe.each(TEST_DBS)('queue statistics (%s)', (kind) => {
     const queue = new TaskQueueRepository(db);
     const t0 = 1_000_000;
     for (let i = 0; i < 6; i++) {
-      const row = newTaskRow({ organizationId: 'org', agentId: 'agent', text: 'hi', source: 'webhook' } as TaskSubmission, `t${i}`, FIELDS, t0 + i);
-      await db.kysely.insertInto('tasks').values(row as never).execute();
+      await db.kysely.insertInto('tasks').values(pendingTaskRow(`t${i}`, t0 + i) as never).execute();
     }
     // The three oldest are claimed; one of them pauses for a decision, one ends.
     const claimed = await queue.claimPendingBatch('w', t0 + 10, 30_000, 3);

@@ -5,11 +5,9 @@ import { RunSupervisor } from '../../src/tasks/run-supervisor.js';
 import { SlotLedger } from '../../src/tasks/slot-ledger.js';
 import type { Execution } from '../../src/tasks/task-execution.js';
 import { TaskQueueRepository } from '../../src/tasks/task-queue.repository.js';
-import { newTaskRow } from '../../src/tasks/task-rows.js';
-import type { TaskSubmission } from '../../src/tasks/task.types.js';
-import type { ContinuationFields } from '../../src/tasks/tasks.repository.js';
 import { TEST_DBS } from '../support/databases.js';
 import { openMigratedDb } from '../support/migrated-db.js';
+import { pendingTaskRow } from '../support/task-row.js';
 
 /**
  * The supervisor's control pass (heartbeats, stop detection) against a real database. The race it must not lose: an
@@ -19,11 +17,6 @@ import { openMigratedDb } from '../support/migrated-db.js';
  */
 const OWNER = 'worker-1';
 const LEASE_MS = 30_000;
-const FIELDS = {
-  agent_version: '1', source: 'webhook', input_text: 'hi', input_files: '[]', input_user: null, user_id: null, additional_context: null, expected_output: null,
-  instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, max_attempts: 3,
-  parent_execution: null, call_depth: 0, callback_url: null,
-} as unknown as ContinuationFields;
 
 describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
   let db: Db;
@@ -35,7 +28,7 @@ describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
 
   /** A task committed as claimed by OWNER, as a submission handed to a local slot commits it. */
   const claimedRow = (id: string, now: number) => ({
-    ...newTaskRow({ organizationId: 'org', agentId: 'agent', text: 'hi', source: 'webhook' } as TaskSubmission, id, FIELDS, now),
+    ...pendingTaskRow(id, now),
     status: 'executing',
     lease_owner: OWNER,
     lease_expires_at: now + LEASE_MS,
