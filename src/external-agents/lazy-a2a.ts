@@ -7,7 +7,8 @@ import { loadOnce } from '../lib/load-once.js';
 
 /**
  * The A2A SDK (about 8 MB resident) is loaded by the first A2A run or request, not at start: most deployments never
- * talk A2A, and idle memory is a measured target (docs/benchmarks.md). A failed load is tried again on the next use.
+ * talk A2A, and idle memory is a measured target (docs/benchmarks.md). A failed load is tried again on the next
+ * use.
  */
 export class LazyA2aRunner implements TaskRunner {
   private readonly runner = loadOnce(() => import('./a2a.runner.js').then((m): TaskRunner => new m.A2aAgentRunner(this.deps)));
