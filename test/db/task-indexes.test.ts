@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
+import { SQLITE_INBOX_DEPTH } from '../../src/observability/queue-stats.repository.js';
 import { TEST_DBS } from '../support/databases.js';
 import { openMigratedDb } from '../support/migrated-db.js';
 
@@ -30,6 +31,12 @@ describe.each(TEST_DBS)('partial task indexes (%s)', (kind) => {
 
   it.each(QUERIES)('%s serves %s', async (index, query) => {
     expect(await plan(db.kysely, kind, query)).toContain(index);
+  });
+
+  it.runIf(kind === 'sqlite')('reads the task inbox depth from the ends of its key, not by a scan (/metrics)', async () => {
+    const detail = await plan(db.kysely, kind, SQLITE_INBOX_DEPTH);
+    expect(detail).toContain('SEARCH task_inbox');
+    expect(detail).not.toContain('SCAN task_inbox');
   });
 
   it('keeps no index of every task by status (0026 dropped it: finished tasks need no queue entry)', async () => {

@@ -43,4 +43,28 @@ describe.each(TEST_DBS)('queue statistics (%s)', (kind) => {
 
     expect(await stats.read()).toEqual({ byStatus: { pending: 3, executing: 1, paused: 1 }, inbox: 1, oldestPendingAt: t0 + 3 });
   });
+
+  it('gives the task inbox depth as entries are appended and moved from its oldest end, also once it empties', async () => {
+    const stats = new QueueStatsRepository(db);
+    const inbox = async () => (await stats.read()).inbox;
+    const counted = async () => Number((await db.kysely.selectFrom('task_inbox').select(db.kysely.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    await db.kysely.deleteFrom('task_inbox').execute();
+    expect(await inbox()).toBe(0);
+    const append = (n: number) => db.kysely.insertInto('task_inbox').values(Array.from({ length: n }, () => ({ row: '[]' })) as never).execute();
+    // As TaskInboxRepository.move takes them: the oldest entries, up to the last one taken.
+    const moveOldest = async (n: number) => {
+      const taken = await db.kysely.selectFrom('task_inbox').select('seq').orderBy('seq').limit(n).execute();
+      await db.kysely.deleteFrom('task_inbox').where('seq', '<=', taken[taken.length - 1]!.seq).execute();
+    };
+    await append(7);
+    await moveOldest(3);
+    await append(2);
+    expect(await inbox()).toBe(6);
+    expect(await inbox()).toBe(await counted());
+    await moveOldest(6);
+    expect(await inbox()).toBe(0);
+    await append(4);
+    expect(await inbox()).toBe(4);
+    expect(await inbox()).toBe(await counted());
+  });
 });
