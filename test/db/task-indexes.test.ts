@@ -33,11 +33,14 @@ describe.each(TEST_DBS)('partial task indexes (%s)', (kind) => {
     expect(await plan(db.kysely, kind, query)).toContain(index);
   });
 
-  it.runIf(kind === 'sqlite')('reads the task inbox depth from the ends of its key, not by a scan (/metrics)', async () => {
-    const detail = await plan(db.kysely, kind, SQLITE_INBOX_DEPTH);
-    expect(detail).toContain('SEARCH task_inbox');
-    expect(detail).not.toContain('SCAN task_inbox');
-  });
+  // (SQLite only: PostgreSQL counts the inbox, see QueueStatsRepository.)
+  if (kind === 'sqlite') {
+    it('reads the task inbox depth from the ends of its key, not by a scan (/metrics)', async () => {
+      const detail = await plan(db.kysely, kind, SQLITE_INBOX_DEPTH);
+      expect(detail).toContain('SEARCH task_inbox');
+      expect(detail).not.toContain('SCAN task_inbox');
+    });
+  }
 
   it('keeps no index of every task by status (0026 dropped it: finished tasks need no queue entry)', async () => {
     const q =
