@@ -29,28 +29,17 @@ export interface WebhookParams {
   context: Record<string, unknown> | null;
 }
 
-type Source = 'query' | 'body';
-
 const STRING_PARAMS = ['prompt', 'task_id', 'user_id', 'user_email', 'user_first_name', 'user_last_name', 'getter', 'agent_id', 'callback_url'] as const;
 const MAX_CALLBACK_URL = 2048;
 const BOOL_PARAMS = ['asynchronous', 'json', 'disable_attachment_injection'] as const;
 /** Names `params_mapping` may fill (spec 4.5). */
 export const MAPPABLE = ['task_id', 'user_id', 'user_email', 'user_first_name', 'user_last_name', 'prompt'] as const;
 
-/** Every name that is a parameter, never context. Credentials are listed so they can never reach the model. */
-const RESERVED = new Set<string>([
-  ...STRING_PARAMS,
-  ...BOOL_PARAMS,
-  'user_tokens',
-  'params_mapping',
-  'files',
-  'file',
-  'x-api-key',
-  'api_key',
-]);
-
 /** Every name read as a parameter from the query or the body. */
 const LOOKED_UP = new Set<string>([...STRING_PARAMS, ...BOOL_PARAMS, 'user_tokens', 'params_mapping']);
+
+/** Every name that is a parameter, never context. Credentials are listed so they can never reach the model. */
+const RESERVED = new Set<string>([...LOOKED_UP, 'files', 'file', 'x-api-key', 'api_key']);
 
 /** A parameter's value and where it was found (for the error that refuses it). */
 interface Found {
