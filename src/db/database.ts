@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../lib/logger.js';
 import { PgConfigWatch } from './pg-config-watch.js';
 import { pgModule } from './pg-module.js';
 import { PgNotifications } from './pg-notifications.js';
+import { GatedListReads, ThreadedListReads, type ListReads } from './list-reads.js';
 import { withPatchedClients } from './pg-pool.js';
 import type { Database } from './schema.js';
 import { AUTOCHECKPOINT_PAGES, SqliteCheckpointer } from './sqlite-checkpointer.js';
@@ -28,6 +29,8 @@ export interface Db {
    * request reads (an API key, the webhook's channel and agent).
    */
   configVersion(): string | undefined;
+  /** Reads whose cost grows with the data (the task lists): off the event loop, a few at a time (list-reads.ts). */
+  readonly lists: ListReads;
   /** libsql: the WAL checkpoint thread (sqlite-checkpointer.ts). */
   readonly checkpointer?: SqliteCheckpointer;
   /** PostgreSQL: the pool's connections right now, for /metrics. */
@@ -43,13 +46,17 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
     const notifications = new PgNotifications(opts.url, opts.log ?? createLogger('silent'));
     const watch = new PgConfigWatch(notifications);
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withPatchedClients(pool, () => watch.localChange()) }) });
+    // A third of the pool at most, so long lists leave the accept path its connections.
+    const lists = new GatedListReads(kysely, Math.max(1, Math.floor((opts.poolSize ?? 10) / 3)));
     return {
       kysely,
       dialect: 'postgres',
+      lists,
       notifications,
       configVersion: () => watch.version(),
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       close: async () => {
+        await lists.close();
         await notifications.close();
         await kysely.destroy();
       },
@@ -71,6 +78,8 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
   const checkpointer = opts.sqlitePath === ':memory:' ? undefined : new SqliteCheckpointer(raw, opts.sqlitePath, (why) => opts.log?.warn(why));
   const handle = withStatementCache(raw);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle as never }) });
+  // In memory no other connection sees the data: the lists then run on the event loop (tests, trials).
+  const lists = opts.sqlitePath === ':memory:' ? new GatedListReads(kysely, 2) : new ThreadedListReads(opts.sqlitePath);
   // data_version moves when another connection (another process) commits; our own writes are counted as they run.
   // As a bare array: the row object (with its `_metadata`) cost ~20% of the read.
   const dataVersion = raw.prepare('PRAGMA data_version').raw(true);
@@ -101,8 +110,10 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
       }
       return lastVersion;
     },
+    lists,
     checkpointer,
     close: async () => {
+      await lists.close();
       await checkpointer?.close();
       await kysely.destroy();
     },

@@ -23,6 +23,13 @@ export interface ThreadPoolOptions {
   heapMb: number;
   /** Jobs one owner may have waiting; beyond, its new ones fail at once. */
   queuePerOwner: number;
+  /**
+   * How a thread is let go (a job past its deadline, the pool closing). `terminate` (the default) stops it at once:
+   * right for JavaScript work. `retire` asks it to exit once its current job is done (serveThread's `onRetire`):
+   * for native work that cannot be stopped from outside, as terminating a libsql thread inside a statement aborts
+   * the whole process. Either way the next job gets a fresh thread.
+   */
+  letGo?: 'terminate' | 'retire';
 }
 
 /** `failed`: the job's handler threw; the others say nothing about the job's input but `timeout` and `crashed`. */
@@ -31,6 +38,8 @@ export type ThreadOutcome<R> = { ok: true; value: R } | { ok: false; failure: Th
 
 /** A fresh thread's time to load its libraries (seconds from the sources on a busy machine). */
 const STARTUP_MS = 20_000;
+/** How long closing waits for retiring threads (`letGo: 'retire'`) to end their current job. */
+const CLOSE_WAIT_MS = 5_000;
 
 interface Job<Q, R> {
   owner: string;
@@ -72,7 +81,9 @@ export class ThreadPool<Q, R> {
     const stopping = { ok: false, failure: 'stopping', reason: 'the service is stopping' } as const;
     for (const job of this.queue.drain()) job.resolve(stopping);
     for (const slot of this.slots) this.finish(slot, stopping);
-    await Promise.all(this.slots.map((s) => s.worker?.terminate()));
+    // A retiring thread inside a long job is not waited for past CLOSE_WAIT_MS: the process may end around it.
+    const waited = new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref());
+    await Promise.race([Promise.all(this.slots.map((s) => this.discard(s))), waited]);
   }
 
   private pump(): void {
@@ -89,7 +100,7 @@ export class ThreadPool<Q, R> {
     const worker = slot.worker ?? this.spawn(slot);
     // The thread goes first: finishing starts the next job, which must get a fresh thread, not this one.
     const expire = (failure: ThreadFailure, reason: string) => () => {
-      this.discard(slot);
+      void this.discard(slot);
       this.finish(slot, { ok: false, failure, reason });
     };
     slot.timer = setTimeout(expire('busy', `${this.opts.doing} could not start in time`), STARTUP_MS);
@@ -137,9 +148,18 @@ export class ThreadPool<Q, R> {
     this.pump();
   }
 
-  private discard(slot: Slot<Q, R>): void {
+  /** Resolves when the thread has exited (a retiring one once its current job ends). */
+  private discard(slot: Slot<Q, R>): Promise<unknown> {
     const w = slot.worker;
     slot.worker = undefined;
-    void w?.terminate();
+    if (!w) return Promise.resolve();
+    if (this.opts.letGo !== 'retire') return w.terminate();
+    const exited = new Promise((resolve) => w.once('exit', resolve));
+    try {
+      w.postMessage('retire');
+    } catch {
+      return w.terminate();
+    }
+    return exited;
   }
 }

@@ -2,11 +2,19 @@ import { parentPort } from 'node:worker_threads';
 
 /**
  * The thread side of thread-pool.ts: answers each job with `handle`'s value, or its error's message, and says when
- * the module is loaded (the jobs' deadlines start then). Whatever `handle` throws fails that job only.
+ * the module is loaded (the jobs' deadlines start then). Whatever `handle` throws fails that job only. `onRetire`
+ * runs when the pool lets the thread go after its current job; the thread then ends.
  */
-export function serveThread<Q, R>(handle: (request: Q) => R | Promise<R>): void {
+export function serveThread<Q, R>(handle: (request: Q) => R | Promise<R>, onRetire?: () => void): void {
   const port = parentPort!;
-  port.on('message', async ({ id, request }: { id: number; request: Q }) => {
+  port.on('message', async (msg: { id: number; request: Q } | 'retire') => {
+    // The pool let this thread go (thread-pool.ts, `letGo: 'retire'`): release what the module holds and end.
+    if (msg === 'retire') {
+      onRetire?.();
+      port.close();
+      return;
+    }
+    const { id, request } = msg;
     try {
       const value = await handle(request);
       port.postMessage({ id, ok: true, value });

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type Compilable, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../db/schema.js';
 
 /**
@@ -25,10 +25,13 @@ export function likePattern(text: string): string {
  * fewer. A range on created_at then bounds the scan (an `id IN (newest ...)` form let the planners walk the whole
  * index instead, testing the text on every row of the organization).
  */
-export async function windowStart(filtered: TasksQuery): Promise<number | undefined> {
-  const row = await filtered.select('created_at').orderBy('created_at', 'desc').offset(SEARCH_WINDOW - 1).limit(1).executeTakeFirst();
+export async function windowStart(filtered: TasksQuery, read: ListRead): Promise<number | undefined> {
+  const [row] = await read(filtered.select('created_at').orderBy('created_at', 'desc').offset(SEARCH_WINDOW - 1).limit(1));
   return row ? Number(row.created_at) : undefined;
 }
+
+/** How the repository runs a list's reads (Db.lists: off the event loop on libsql). */
+type ListRead = <R>(q: Compilable<R>) => Promise<R[]>;
 
 /** Narrows `q` (already filtered) to tasks created from `since` on whose input, title or result contains `text`. */
 export function whereTextMatches(q: TasksQuery, text: string, since: number | undefined): TasksQuery {

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable, type Transaction } from 'kysely';
+import { sql, type Compilable, type Insertable, type Selectable, type Transaction } from 'kysely';
 import { CompiledInsert } from '../db/compiled-once.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
@@ -185,12 +185,14 @@ export class TasksRepository {
         eb.selectFrom('agents').select('id').where('organization_id', '=', orgId).where('personal', '=', 1).where('owner', 'is not', null).where('owner', '!=', owner),
       );
     }
-    if (f.text) q = whereTextMatches(q, f.text, await windowStart(q));
+    // Their cost grows with the organization's tasks: off the event loop on libsql, a few at a time (list-reads.ts).
+    const read = <R>(query: Compilable<R>) => this.db.lists.all(orgId, query);
+    if (f.text) q = whereTextMatches(q, f.text, await windowStart(q, read));
     const [rows, count] = await Promise.all([
-      q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
-      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      read(q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit)),
+      read(q.select((eb) => eb.fn.countAll<number>().as('n'))),
     ]);
-    return { rows, total: Number(count.n) };
+    return { rows, total: Number(count[0]?.n ?? 0) };
   }
 
   /** Child task ids (sub-agent runs) of the given tasks, in creation order. */

@@ -1,0 +1,114 @@
+import type { Compilable, Kysely } from 'kysely';
+import { AppError } from '../errors.js';
+import { FairQueue } from '../lib/fair-queue.js';
+import { ThreadPool, type ThreadOutcome } from '../lib/thread-pool.js';
+import type { Database } from './schema.js';
+import type { ReadRequest } from './sqlite-reader.worker.js';
+
+/**
+ * Reads whose cost grows with the data and with what the caller asks: a task list filtered by status or user over
+ * a year of tasks, and its total, reads every task of the organization (600-1000 ms at 500,000 tasks on libsql).
+ * Such a read must not hold what every other request needs:
+ * - on libsql (a file) it runs on a reader thread with its own connection (sqlite-reader.worker.ts), not on the
+ *   event loop that serves the webhook accept and the API;
+ * - on PostgreSQL at most a few run at once, so they cannot take the pool's every connection.
+ * Either way the waiting reads are served per organization in turn (FairQueue): one organization's burst of lists
+ * delays another's list by at most one read per reader, and past QUEUE_PER_OWNER waiting reads it is refused (429).
+ */
+export interface ListReads {
+  /** The rows of `query` (a read), run as above. Throws AppError 429/503 when it cannot be run. */
+  all<R>(owner: string, query: Compilable<R>): Promise<R[]>;
+  close(): Promise<void>;
+}
+
+/** Reads one organization may have waiting: a console polls two per list; far more is a client in a loop. */
+const QUEUE_PER_OWNER = 32;
+/** A list read that runs longer is abandoned: the caller should narrow it (by agent or dates). */
+export const LIST_READ_TIMEOUT_MS = 30_000;
+
+const tooMany = () => new AppError('rate_limited', 'Too many list reads are waiting for this organization; retry shortly', { retryAfter: 1 });
+
+/** libsql with a database file: reads on threads of their own. */
+export class ThreadedListReads implements ListReads {
+  private readonly pool: ThreadPool<ReadRequest, unknown[]>;
+
+  constructor(
+    private readonly path: string,
+    opts: { threads?: number; timeoutMs?: number } = {},
+  ) {
+    this.pool = new ThreadPool({
+      base: import.meta.url,
+      module: './sqlite-reader.worker',
+      doing: 'reading the list',
+      threads: opts.threads ?? 1,
+      timeoutMs: opts.timeoutMs ?? LIST_READ_TIMEOUT_MS,
+      // Rows of one page (50 at most) and totals: the heap holds little more than libsql's statement cache.
+      heapMb: 64,
+      queuePerOwner: QUEUE_PER_OWNER,
+      // A statement cannot be stopped from outside: a read past its deadline is answered 503 at once, and its
+      // thread ends when the statement does, while a fresh one serves the next read.
+      letGo: 'retire',
+    });
+  }
+
+  async all<R>(owner: string, query: Compilable<R>): Promise<R[]> {
+    const { sql, parameters } = query.compile();
+    return unwrap(await this.pool.run(owner, { path: this.path, sql, parameters })) as R[];
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+function unwrap<R>(outcome: ThreadOutcome<R>): R {
+  if (outcome.ok) return outcome.value;
+  switch (outcome.failure) {
+    case 'busy':
+      // The organization's queue is full, or a fresh reader thread could not start in time.
+      throw outcome.reason.includes('could not start') ? new AppError('unavailable', 'The list reader is not available; retry shortly', { retryAfter: 1 }) : tooMany();
+    case 'timeout':
+      throw new AppError('unavailable', `The list took longer than ${LIST_READ_TIMEOUT_MS / 1000} s; narrow it by agent, status or dates`, { retryAfter: 5 });
+    case 'crashed':
+    case 'stopping':
+      throw new AppError('unavailable', 'The list reader stopped; retry shortly', { retryAfter: 1 });
+    default:
+      // The statement failed: a fault of ours, answered as a 500 with the request id that the log has.
+      throw new Error(`list read failed: ${outcome.reason}`);
+  }
+}
+
+/**
+ * PostgreSQL (and libsql in memory, where no second connection can see the data): the read runs as any query, at
+ * most `concurrency` at once.
+ */
+export class GatedListReads implements ListReads {
+  private readonly waiting = new FairQueue<() => void>();
+  private running = 0;
+  private closed = false;
+
+  constructor(
+    private readonly kysely: Kysely<Database>,
+    private readonly concurrency: number,
+  ) {}
+
+  async all<R>(owner: string, query: Compilable<R>): Promise<R[]> {
+    if (this.closed) throw new AppError('unavailable', 'The service is stopping', { retryAfter: 1 });
+    if (this.running >= this.concurrency) {
+      if (this.waiting.sizeOf(owner) >= QUEUE_PER_OWNER) throw tooMany();
+      await new Promise<void>((resolve) => this.waiting.push(owner, resolve));
+    } else this.running++;
+    try {
+      return (await this.kysely.executeQuery(query.compile())).rows as R[];
+    } finally {
+      // The slot passes to the next waiting read, or is given back.
+      const next = this.waiting.shift(() => true);
+      if (next) next();
+      else this.running--;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
