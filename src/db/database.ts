@@ -7,7 +7,7 @@ import { createLogger, type Logger } from '../lib/logger.js';
 import { PgConfigWatch } from './pg-config-watch.js';
 import { pgModule } from './pg-module.js';
 import { PgNotifications } from './pg-notifications.js';
-import { GatedListReads, ThreadedListReads, type ListReads } from './list-reads.js';
+import { GatedListReads, LIST_READ_TIMEOUT_MS, ThreadedListReads, type ListReads } from './list-reads.js';
 import { withPatchedClients } from './pg-pool.js';
 import type { Database } from './schema.js';
 import { AUTOCHECKPOINT_PAGES, SqliteCheckpointer } from './sqlite-checkpointer.js';
@@ -47,7 +47,7 @@ export function openDatabase(opts: { url?: string; sqlitePath: string; poolSize?
     const watch = new PgConfigWatch(notifications);
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withPatchedClients(pool, () => watch.localChange()) }) });
     // A third of the pool at most, so long lists leave the accept path its connections.
-    const lists = new GatedListReads(kysely, Math.max(1, Math.floor((opts.poolSize ?? 10) / 3)));
+    const lists = new GatedListReads(kysely, Math.max(1, Math.floor((opts.poolSize ?? 10) / 3)), LIST_READ_TIMEOUT_MS);
     return {
       kysely,
       dialect: 'postgres',

@@ -1,4 +1,4 @@
-import type { Compilable, Kysely } from 'kysely';
+import { sql, type Compilable, type Kysely } from 'kysely';
 import { AppError } from '../errors.js';
 import { FairQueue } from '../lib/fair-queue.js';
 import { ThreadPool, type ThreadOutcome } from '../lib/thread-pool.js';
@@ -26,22 +26,26 @@ const QUEUE_PER_OWNER = 32;
 /** A list read that runs longer is abandoned: the caller should narrow it (by agent or dates). */
 export const LIST_READ_TIMEOUT_MS = 30_000;
 
+const narrowIt = (ms: number) => new AppError('unavailable', `The list took longer than ${ms / 1000} s; narrow it by agent, status or dates`, { retryAfter: 5 });
 const tooMany = () => new AppError('rate_limited', 'Too many list reads are waiting for this organization; retry shortly', { retryAfter: 1 });
 
 /** libsql with a database file: reads on threads of their own. */
 export class ThreadedListReads implements ListReads {
   private readonly pool: ThreadPool<ReadRequest, unknown[]>;
 
+  private readonly timeoutMs: number;
+
   constructor(
     private readonly path: string,
     opts: { threads?: number; timeoutMs?: number } = {},
   ) {
+    this.timeoutMs = opts.timeoutMs ?? LIST_READ_TIMEOUT_MS;
     this.pool = new ThreadPool({
       base: import.meta.url,
       module: './sqlite-reader.worker',
       doing: 'reading the list',
       threads: opts.threads ?? 1,
-      timeoutMs: opts.timeoutMs ?? LIST_READ_TIMEOUT_MS,
+      timeoutMs: this.timeoutMs,
       // Rows of one page (50 at most) and totals: the heap holds little more than libsql's statement cache.
       heapMb: 64,
       queuePerOwner: QUEUE_PER_OWNER,
@@ -53,7 +57,7 @@ export class ThreadedListReads implements ListReads {
 
   async all<R>(owner: string, query: Compilable<R>): Promise<R[]> {
     const { sql, parameters } = query.compile();
-    return unwrap(await this.pool.run(owner, { path: this.path, sql, parameters })) as R[];
+    return unwrap(await this.pool.run(owner, { path: this.path, sql, parameters }), this.timeoutMs) as R[];
   }
 
   close(): Promise<void> {
@@ -61,14 +65,14 @@ export class ThreadedListReads implements ListReads {
   }
 }
 
-function unwrap<R>(outcome: ThreadOutcome<R>): R {
+function unwrap<R>(outcome: ThreadOutcome<R>, timeoutMs: number): R {
   if (outcome.ok) return outcome.value;
   switch (outcome.failure) {
     case 'busy':
       // The organization's queue is full, or a fresh reader thread could not start in time.
       throw outcome.reason.includes('could not start') ? new AppError('unavailable', 'The list reader is not available; retry shortly', { retryAfter: 1 }) : tooMany();
     case 'timeout':
-      throw new AppError('unavailable', `The list took longer than ${LIST_READ_TIMEOUT_MS / 1000} s; narrow it by agent, status or dates`, { retryAfter: 5 });
+      throw narrowIt(timeoutMs);
     case 'crashed':
     case 'stopping':
       throw new AppError('unavailable', 'The list reader stopped; retry shortly', { retryAfter: 1 });
@@ -80,7 +84,7 @@ function unwrap<R>(outcome: ThreadOutcome<R>): R {
 
 /**
  * PostgreSQL (and libsql in memory, where no second connection can see the data): the read runs as any query, at
- * most `concurrency` at once.
+ * most `concurrency` at once. With `deadlineMs` (PostgreSQL), the server cancels it past that time.
  */
 export class GatedListReads implements ListReads {
   private readonly waiting = new FairQueue<() => void>();
@@ -90,6 +94,7 @@ export class GatedListReads implements ListReads {
   constructor(
     private readonly kysely: Kysely<Database>,
     private readonly concurrency: number,
+    private readonly deadlineMs?: number,
   ) {}
 
   async all<R>(owner: string, query: Compilable<R>): Promise<R[]> {
@@ -99,7 +104,7 @@ export class GatedListReads implements ListReads {
       await new Promise<void>((resolve) => this.waiting.push(owner, resolve));
     } else this.running++;
     try {
-      return (await this.kysely.executeQuery(query.compile())).rows as R[];
+      return await (this.deadlineMs ? this.withDeadline(query, this.deadlineMs) : this.kysely.executeQuery(query.compile()).then((r) => r.rows as R[]));
     } finally {
       // The slot passes to the next waiting read, or is given back.
       const next = this.waiting.shift(() => true);
@@ -110,5 +115,19 @@ export class GatedListReads implements ListReads {
 
   async close(): Promise<void> {
     this.closed = true;
+  }
+
+  /** `set local` needs a transaction: three more round trips, on a read that is not on any hot path. */
+  private async withDeadline<R>(query: Compilable<R>, ms: number): Promise<R[]> {
+    try {
+      return await this.kysely.transaction().execute(async (trx) => {
+        await sql`set local statement_timeout = ${sql.lit(ms)}`.execute(trx);
+        return (await trx.executeQuery(query.compile())).rows as R[];
+      });
+    } catch (e) {
+      // 57014: query_canceled, here by the statement timeout.
+      if ((e as { code?: string }).code === '57014') throw narrowIt(ms);
+      throw e;
+    }
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.js';
-import { ThreadedListReads } from '../../src/db/list-reads.js';
+import { GatedListReads, ThreadedListReads } from '../../src/db/list-reads.js';
 import { AppError } from '../../src/errors.js';
 import { createPgDatabase, TEST_DBS } from '../support/databases.js';
 
@@ -133,5 +133,18 @@ describe.runIf(TEST_DBS.includes('postgres'))('list reads on PostgreSQL', () => 
     await Promise.all(reads);
     // Five reads of 0.3 s, two at a time, take three rounds.
     expect(Math.max(...ends)).toBeGreaterThanOrEqual(850);
+  });
+
+  it('are cancelled by the server past the deadline, answered 503 with advice to narrow them', async () => {
+    const pgdb = await createPgDatabase();
+    drop = pgdb.drop;
+    db = openDatabase({ url: pgdb.url, sqlitePath: ':memory:' });
+    const reads = new GatedListReads(db.kysely, 2, 200);
+    const e = await reads.all('org', db.kysely.selectNoFrom(sql<string>`pg_sleep(5)::text`.as('s'))).catch((err) => err);
+    expect(e).toBeInstanceOf(AppError);
+    expect(e).toMatchObject({ status: 503, message: expect.stringMatching(/longer than 0.2 s; narrow it/) });
+    // The deadline was the transaction's own: the connection went back to the pool without it.
+    const [row] = (await sql<{ t: string }>`select current_setting('statement_timeout') as t`.execute(db.kysely)).rows;
+    expect(row.t).toBe('0');
   });
 });
