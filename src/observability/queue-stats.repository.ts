@@ -16,17 +16,20 @@ import type { QueueStats } from './metrics.js';
 /** Two scalar subqueries: SQLite reads a lone min() or max() from the key's end, but scans for both in one select. */
 export const SQLITE_INBOX_DEPTH = 'select (select max(seq) from task_inbox) - (select min(seq) from task_inbox) + 1 as n';
 
+/** The scrape's reads queue beside the organizations' lists under a name no organization id can take. */
+const METRICS_OWNER = '(metrics)';
+
 export class QueueStatsRepository {
   constructor(private readonly db: Db) {}
 
   async read(): Promise<QueueStats> {
     const k = this.db.kysely;
-    const [pending, running, inbox] = await Promise.all([
-      k
-        .selectFrom('tasks')
-        .select([sql<number>`count(*)`.as('n'), sql<number | null>`min(queued_at)`.as('oldest')])
-        .where(sql<boolean>`status = 'pending'`)
-        .executeTakeFirst(),
+    const [[pending], running, inbox] = await Promise.all([
+      // ~35 ns per waiting task on libsql (20 ms at 600,000): off the event loop there (list-reads.ts).
+      this.db.lists.all(
+        METRICS_OWNER,
+        k.selectFrom('tasks').select([sql<number>`count(*)`.as('n'), sql<number | null>`min(queued_at)`.as('oldest')]).where(sql<boolean>`status = 'pending'`),
+      ),
       k
         .selectFrom('tasks')
         .select(['status', sql<number>`count(*)`.as('n')])
