@@ -76,13 +76,16 @@ export function serviceNodeArgs(): string[] {
   return [...flags[1]!.split(' '), ...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ')].filter(Boolean);
 }
 
-/** The real service as `npm start` runs it (`dist/main.js serve`; run.ts builds first) in a child process, ready when /health answers on both listeners. */
-export async function startService(env: Record<string, string>): Promise<Service> {
+/**
+ * The real service as `npm start` runs it (`dist/main.js serve`; run.ts builds first) in a child process, ready when
+ * /health answers on both listeners. `dir`: the checkout whose build runs (another build, for an A/B comparison).
+ */
+export async function startService(env: Record<string, string>, dir = ROOT): Promise<Service> {
   const apiPort = await freePort();
   const whPort = await freePort();
   const proc = track(
     spawn(process.execPath, [...serviceNodeArgs(), 'dist/main.js', 'serve'], {
-      cwd: ROOT,
+      cwd: dir,
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { ...process.env, AGENTRY_LOG_LEVEL: 'warn', AGENTRY_API_PORT: String(apiPort), AGENTRY_WEBHOOK_PORT: String(whPort), ...env },
     }),
