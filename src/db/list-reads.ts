@@ -1,4 +1,4 @@
-import { sql, type Compilable, type Kysely } from 'kysely';
+import { sql, type Compilable, type Kysely, type RawBuilder } from 'kysely';
 import { AppError } from '../errors.js';
 import { FairQueue } from '../lib/fair-queue.js';
 import { ThreadPool, type ThreadOutcome } from '../lib/thread-pool.js';
@@ -20,6 +20,9 @@ export interface ListReads {
   all<R>(owner: string, query: Compilable<R>): Promise<R[]>;
   close(): Promise<void>;
 }
+
+/** A raw SQL read as ListReads takes it: compiled by `kysely` when it is run. */
+export const rawRead = <R>(kysely: Kysely<Database>, query: RawBuilder<R>): Compilable<R> => ({ compile: () => query.compile(kysely) });
 
 /** Reads one organization may have waiting: a console polls two per list; far more is a client in a loop. */
 const QUEUE_PER_OWNER = 32;
