@@ -95,6 +95,12 @@ const EnvSchema = z.object({
   AGENTRY_NOTIFY_RETRY_MAX_MS: z.coerce.number().int().min(10).default(3_600_000),
   AGENTRY_NOTIFY_GIVE_UP_MS: z.coerce.number().int().min(1000).default(86_400_000),
   AGENTRY_NOTIFY_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  // Task retention (docs/decisions.md#tasks-retention): 0 keeps tasks forever. At least a day, because the daily run
+  // limits count the runs (`task_runs`) of the current UTC day, which a shorter retention would delete.
+  AGENTRY_TASK_RETENTION_DAYS: z.coerce
+    .number()
+    .refine((v) => Number.isFinite(v) && (v === 0 || v >= 1), 'a number of days, at least 1 (0 or unset keeps tasks forever)')
+    .default(0),
 });
 
 export interface Config {
@@ -158,6 +164,8 @@ export interface Config {
   guardrails: { piiDefaultRegion: string; moderationModel: string };
   /** Task-end notifications: the dispatcher's parallelism, one attempt's deadline, retry backoff, give-up time, idle poll. */
   notify: { concurrency: number; timeoutMs: number; retryBaseMs: number; retryMaxMs: number; giveUpMs: number; pollMs: number };
+  /** Days after which a finished task is deleted with its records (src/tasks/task-retention.ts); 0 keeps them forever. */
+  taskRetentionDays: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -246,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       giveUpMs: e.AGENTRY_NOTIFY_GIVE_UP_MS,
       pollMs: e.AGENTRY_NOTIFY_POLL_MS,
     },
+    taskRetentionDays: e.AGENTRY_TASK_RETENTION_DAYS,
     sandbox: {
       threads: e.AGENTRY_SANDBOX_THREADS,
       timeoutMs: e.AGENTRY_SANDBOX_TIMEOUT_MS,

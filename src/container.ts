@@ -15,6 +15,7 @@ import type { OperationInvoker } from './connectors/invoke/operation-invoker.js'
 import { createTasksModule, type TaskParts } from './tasks/tasks.module.js';
 import type { TaskActivityService } from './tasks/task-activity.service.js';
 import type { TaskWorker } from './tasks/task.worker.js';
+import type { TaskRetention } from './tasks/task-retention.js';
 import { createFilesModule } from './files/files.module.js';
 import type { FilesService } from './files/files.service.js';
 import { createWebhooksModule, type WebhooksModule } from './webhooks/webhooks.module.js';
@@ -63,6 +64,8 @@ export interface Container extends Platform, AccessModule, AgentsModule, Webhook
   // visibility), `tasks.control` (stop, delete, approvals); the worker (also in `background`)
   tasks: TaskParts;
   taskWorker: TaskWorker;
+  /** Deletes finished tasks past AGENTRY_TASK_RETENTION_DAYS (also in `background`). */
+  taskRetention: TaskRetention;
   /** Tasks and failures per day of an agent (the console's activity chart). */
   taskActivity: TaskActivityService;
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
@@ -151,6 +154,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     notifier: notifications.outbox,
     preAuth: access.preAuth,
     checkOutputSchema,
+    onTasksExpired: observability.metrics ? (n) => observability.metrics!.tasksExpired(n) : undefined,
   });
   const tasks = tasksModule.tasks;
   const files = await createFilesModule(base);
@@ -191,6 +195,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const background: Startable[] = [
     // the scheduler first: it stops making tasks before the worker that runs them stops;
     schedules.scheduler,
+    // the retention sweep (idle unless AGENTRY_TASK_RETENTION_DAYS): it ends after its batch in flight;
+    tasksModule.retention,
     // the indexer next: it hands its jobs back before the extraction host and the database it uses close;
     kb.indexer,
     ...(observability.tracing ? [closeOnStop(() => observability.tracing!.shutdown())] : []),
@@ -227,6 +233,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     tasks,
     taskActivity: tasksModule.activity,
     taskWorker: tasksModule.worker,
+    taskRetention: tasksModule.retention,
     knowledge: kb.knowledge,
     knowledgeIndexer: kb.indexer,
     // xpander SDK/CLI compatibility (issue 25): adapters only, no behaviour of their own

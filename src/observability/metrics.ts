@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { IndexedCounter, IndexedHistogram } from './indexed-series.js';
 
 /**
@@ -40,6 +40,7 @@ export class Metrics {
   private readonly toolCalls: IndexedCounter;
   private readonly toolDuration: IndexedHistogram;
   private readonly webhookCalls: IndexedCounter;
+  private readonly tasksExpiredTotal: Counter;
 
   constructor(private readonly sources: MetricsSources) {
     const r = this.registry;
@@ -61,6 +62,8 @@ export class Metrics {
     this.toolCalls = new IndexedCounter({ name: 'agentry_tool_calls_total', help: 'Tool calls by outcome (ok, error)', labelNames: ['outcome'], registers: [r] });
     this.toolDuration = new IndexedHistogram({ name: 'agentry_tool_call_duration_seconds', help: 'Tool call duration by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers: [r] });
     this.webhookCalls = new IndexedCounter({ name: 'agentry_webhook_calls_total', help: 'Webhook invocations received, by form (public, key) and status', labelNames: ['form', 'status'], registers: [r] });
+    // Unlabelled and off the request path (a few increments per sweep): prom-client's own counter.
+    this.tasksExpiredTotal = new Counter({ name: 'agentry_tasks_expired_total', help: 'Finished tasks deleted by the retention sweep (AGENTRY_TASK_RETENTION_DAYS)', registers: [r] });
 
     const { queueStats, poolStats } = sources;
     if (queueStats) {
@@ -142,6 +145,11 @@ export class Metrics {
   taskFinished(agentId: string, status: string, seconds: number): void {
     this.tasksFinished.inc([agentId, status]);
     this.taskDuration.observe([status], seconds);
+  }
+
+  /** Tasks the retention sweep of this process deleted. */
+  tasksExpired(count: number): void {
+    this.tasksExpiredTotal.inc(count);
   }
 
   llmCall(provider: string, model: string, seconds: number, inputTokens: number, outputTokens: number, failed: boolean): void {

@@ -19,6 +19,8 @@ import { TaskSubmissions } from './task-submissions.js';
 import { TaskWatch } from './task-watch.js';
 import { TaskActivityRepository } from './task-activity.repository.js';
 import { TaskActivityService } from './task-activity.service.js';
+import { TaskRetention } from './task-retention.js';
+import { TaskRetentionRepository } from './task-retention.repository.js';
 import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 
 /**
@@ -39,6 +41,8 @@ export interface TasksModule {
   worker: TaskWorker;
   signals: TaskSignals;
   activity: TaskActivityService;
+  /** The retention sweep of the worker role (AGENTRY_TASK_RETENTION_DAYS; idle when 0). */
+  retention: TaskRetention;
 }
 
 /** Wires the tasks domain for the composition root: one signal hub shared by the parts and the worker. */
@@ -54,6 +58,8 @@ export function createTasksModule(d: {
   preAuth?: InvocationPreAuth;
   /** Refuses an invocation's output_schema the run could not enforce (lib/schema-checker.ts). */
   checkOutputSchema?: OutputSchemaCheck;
+  /** Counts the tasks the retention sweep deleted (/metrics). */
+  onTasksExpired?: (count: number) => void;
 }): TasksModule {
   const repo = new TasksRepository(d.db);
   const queue = new TaskQueueRepository(d.db);
@@ -82,5 +88,6 @@ export function createTasksModule(d: {
   const control = new TaskControl({ repo, agents: d.agents, signals, clock: d.clock, notifier: d.notifier, queries });
   const tasks: TaskParts = { submissions, queries, control };
   const activity = new TaskActivityService(new TaskActivityRepository(d.db), d.agents, d.clock);
-  return { tasks, worker, signals, activity };
+  const retention = new TaskRetention({ repo: new TaskRetentionRepository(d.db), clock: d.clock, log: d.log, days: d.config.taskRetentionDays, onExpired: d.onTasksExpired });
+  return { tasks, worker, signals, activity, retention };
 }

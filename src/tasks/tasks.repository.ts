@@ -251,13 +251,7 @@ export class TasksRepository {
 
   async delete(orgId: string, id: string): Promise<boolean> {
     return this.transaction(async (trx) => {
-      await trx.deleteFrom('task_events').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
-      await trx.deleteFrom('task_messages').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
-      await trx.deleteFrom('task_runs').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
-      // Its notifications go with it, sent or not (docs/notifications.md).
-      const deliveries = trx.selectFrom('notification_deliveries').select('id').where('organization_id', '=', orgId).where('task_id', '=', id);
-      await trx.deleteFrom('notification_attempts').where('organization_id', '=', orgId).where('delivery_id', 'in', deliveries).execute();
-      await trx.deleteFrom('notification_deliveries').where('organization_id', '=', orgId).where('task_id', '=', id).execute();
+      await deleteTaskRecords(trx, orgId, [id]);
       const r = await trx.deleteFrom('tasks').where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
     });
@@ -306,6 +300,26 @@ export class TasksRepository {
       .orderBy('seq')
       .execute();
   }
+}
+
+/**
+ * Deletes what is stored under the given tasks besides their rows: trace, thread and its summary, run records,
+ * notifications. One list for every way a task goes (the API's delete above, the retention sweep in
+ * task-retention.repository.ts), so none leaves rows behind. At most VALUES_PER_IN_LIST ids (db/batches.ts).
+ */
+export async function deleteTaskRecords(trx: Transaction<Database>, orgId: string, taskIds: readonly string[]): Promise<void> {
+  if (taskIds.length === 0) return;
+  const ids = [...taskIds];
+  await trx.deleteFrom('task_events').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
+  await trx.deleteFrom('task_messages').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
+  // The summary of the thread's earlier runs (src/memory/): left behind, a new task given the same id would be
+  // handed the old conversation's summary.
+  await trx.deleteFrom('session_summaries').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
+  await trx.deleteFrom('task_runs').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
+  // Its notifications go with it, sent or not (docs/notifications.md).
+  const deliveries = trx.selectFrom('notification_deliveries').select('id').where('organization_id', '=', orgId).where('task_id', 'in', ids);
+  await trx.deleteFrom('notification_attempts').where('organization_id', '=', orgId).where('delivery_id', 'in', deliveries).execute();
+  await trx.deleteFrom('notification_deliveries').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
 }
 
 /** PostgreSQL: new tasks, their first runs and their `task_created` events in one statement (data-modifying CTEs). */

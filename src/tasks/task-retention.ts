@@ -1,0 +1,138 @@
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { RangeKey, RetentionStore } from './task-retention.repository.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Tasks read (a page of the creation-order range) and at most deleted per transaction. On libsql a transaction
+ * holds the write lock and, libsql being synchronous, the event loop: 100 typical tasks (five events, two
+ * messages each) take ~11 ms (p50), against ~20 ms for 200 and ~55 ms for 500 (docs/operations.md#retention).
+ */
+export const RETENTION_BATCH = 100;
+
+/**
+ * After each batch the sweep waits this many times as long as the batch took, so it takes at most a quarter of the
+ * database's time. Unpaced, deleting as fast as the disk takes it, the writes outran the WAL checkpoints and the
+ * kernel's writeback, and single batches stalled for 0.5-0.8 s; paced, the longest batch of 100,000 was 47 ms.
+ */
+export const RETENTION_PACE = 3;
+
+export interface TaskRetentionOptions {
+  repo: RetentionStore;
+  clock: Clock;
+  log: Logger;
+  /** AGENTRY_TASK_RETENTION_DAYS; 0 turns the sweep off. */
+  days: number;
+  /** Tasks expired, for /metrics (agentry_tasks_expired_total). */
+  onExpired?: (count: number) => void;
+  /** First sweep after start: 30 s, so that starting (migrations, the worker's first claims) goes first. */
+  firstDelayMs?: number;
+  /**
+   * Between the end of a sweep and the next: 10 minutes. A task outlives its retention by at most about this, and a
+   * sweep then has only ten minutes' worth of tasks to delete (one or two batches on most installations); the fixed
+   * cost of a sweep is two index seeks per organization.
+   */
+  intervalMs?: number;
+  batch?: number;
+  pace?: number;
+}
+
+export interface SweepResult {
+  deleted: number;
+  /** Delete transactions. */
+  batches: number;
+  /** Wall time of the sweep (pauses included), and of its longest delete transaction. */
+  ms: number;
+  longestBatchMs: number;
+}
+
+/**
+ * The task retention sweep of the worker role (docs/decisions.md#tasks-retention): deletes final tasks that
+ * finished more than `days` ago with their records, organization by organization, in batches of one transaction
+ * each, pausing after each one (RETENTION_PACE) so requests and other writers are served between them. `stop` ends
+ * it after the batch in flight. Every worker process runs one; on PostgreSQL one process sweeps at a time (a session
+ * advisory lock) and the others skip their turn.
+ */
+export class TaskRetention {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+  private started = false;
+  /** Aborted by stop: a sweep in progress ends after its batch in flight, a pause at once. */
+  private halt = new AbortController();
+  private readonly batch: number;
+  private readonly pace: number;
+
+  constructor(private readonly o: TaskRetentionOptions) {
+    this.batch = o.batch ?? RETENTION_BATCH;
+    this.pace = o.pace ?? RETENTION_PACE;
+  }
+
+  get enabled(): boolean {
+    return this.o.days > 0;
+  }
+
+  async start(): Promise<void> {
+    if (!this.enabled || this.started) return;
+    this.started = true;
+    this.halt = new AbortController();
+    this.o.log.info({ retention_days: this.o.days }, `task retention on: final tasks are deleted ${this.o.days} days after they finished`);
+    this.schedule(this.o.firstDelayMs ?? 30_000);
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    this.halt.abort();
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One sweep; undefined when retention is off or another process was sweeping (PostgreSQL). */
+  async sweep(): Promise<SweepResult | undefined> {
+    if (!this.enabled) return undefined;
+    const halt = this.halt.signal;
+    const started = performance.now();
+    const cutoff = this.o.clock.now() - this.o.days * DAY_MS;
+    const r: SweepResult = { deleted: 0, batches: 0, ms: 0, longestBatchMs: 0 };
+    const out = await this.o.repo.exclusively(async (repo) => {
+      for (let org = await repo.organizationAfter(undefined); org !== undefined && !halt.aborted; org = await repo.organizationAfter(org)) {
+        for (let after: RangeKey | undefined; !halt.aborted; ) {
+          const page = await repo.createdBefore(org, cutoff, after, this.batch);
+          await nextTurn();
+          if (page.length === 0 || halt.aborted) break;
+          const t = performance.now();
+          const n = await repo.deleteExpired(org, page.map((p) => p.id), cutoff);
+          const took = performance.now() - t;
+          r.longestBatchMs = Math.max(r.longestBatchMs, took);
+          r.batches++;
+          r.deleted += n;
+          if (n > 0) this.o.onExpired?.(n);
+          await sleep(took * this.pace, undefined, { signal: halt }).catch(() => {});
+          if (page.length < this.batch) break;
+          after = page[page.length - 1];
+        }
+      }
+    });
+    if (!out.ran) return undefined;
+    r.ms = performance.now() - started;
+    if (r.deleted > 0) {
+      this.o.log.info(
+        { tasks_expired: r.deleted, batches: r.batches, duration_ms: Math.round(r.ms), longest_batch_ms: Math.round(r.longestBatchMs), retention_days: this.o.days },
+        `task retention: ${r.deleted} tasks deleted`,
+      );
+    }
+    return r;
+  }
+
+  private schedule(delay: number): void {
+    this.timer = setTimeout(() => {
+      this.running = this.sweep()
+        .catch((err) => this.o.log.error({ err }, 'task retention sweep failed; the next one tries again'))
+        .finally(() => {
+          this.running = undefined;
+          if (this.started) this.schedule(this.o.intervalMs ?? 600_000);
+        });
+    }, delay);
+  }
+}
