@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { freePort, load, serviceNodeArgs, sleep, startChild } from './lib.js';
-import { KEY, freshStore, setupAgent } from './service-setup.js';
+import { KEY, SERVICE_ENV, freshStore, setupAgent } from './service-setup.js';
 const [dirA, dirB] = [process.argv[2], process.argv[3]];
 if (!dirA || !dirB) throw new Error('usage: npx tsx bench/ab-builds.ts <build A dir> <build B dir> [postgres|sqlite] [slice pairs]');
 const db = (process.argv[4] ?? 'postgres') as 'sqlite' | 'postgres';
@@ -31,17 +31,7 @@ function cpuMs(pid: number): number {
   return (Number(f[11]) + Number(f[12])) * 10;
 }
 
-// As bench/run.ts configures the service: rate limits on, far above what the load generator sends.
-const base = {
-  AGENTRY_BOOTSTRAP_API_KEY: KEY,
-  AGENTRY_MASTER_KEY: 'b'.repeat(64),
-  AGENTRY_EGRESS_ALLOW: '127.0.0.1',
-  AGENTRY_LOG_LEVEL: 'warn',
-  AGENTRY_RATE_LIMIT_KEY_PER_SECOND: '10000000',
-  AGENTRY_RATE_LIMIT_KEY_BURST: '10000000',
-  AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND: '10000000',
-  AGENTRY_RATE_LIMIT_WEBHOOK_BURST: '10000000',
-};
+const base = { ...SERVICE_ENV, AGENTRY_LOG_LEVEL: 'warn' };
 const llm = await startChild('instant-llm');
 
 /** One build's default deployment, its agent, and the synchronous webhook call that loads it. */

@@ -18,7 +18,7 @@
 import { openDatabase } from '../src/db/database.js';
 import { join } from 'node:path';
 import { json, load, sleep, startChild, startService, type LoadResult, type Service } from './lib.js';
-import { KEY, freshStore, setupAgent, type Store } from './service-setup.js';
+import { KEY, SERVICE_ENV, freshStore, setupAgent, type Store } from './service-setup.js';
 
 const db = (process.argv[2] ?? 'sqlite') as 'sqlite' | 'postgres';
 const tasks = Number(process.argv[3] ?? 500_000);
@@ -27,15 +27,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const SLICE_SEC = 3;
 const CONNECTIONS = 16;
 
-const base = {
-  AGENTRY_BOOTSTRAP_API_KEY: KEY,
-  AGENTRY_MASTER_KEY: 'b'.repeat(64),
-  AGENTRY_EGRESS_ALLOW: '127.0.0.1',
-  AGENTRY_RATE_LIMIT_KEY_PER_SECOND: '10000000',
-  AGENTRY_RATE_LIMIT_KEY_BURST: '10000000',
-  AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND: '10000000',
-  AGENTRY_RATE_LIMIT_WEBHOOK_BURST: '10000000',
-};
 
 /** `tasks` finished tasks of the agent's organization, written straight to the store (the service is running). */
 async function seed(store: Store, orgId: string, agentId: string): Promise<void> {
@@ -86,7 +77,7 @@ function poller(svc: Service): { stop(): Promise<number[]> } {
 const llm = await startChild('instant-llm');
 const builds = [];
 for (const dir of dirs) {
-  const store = await freshStore(db, base);
+  const store = await freshStore(db, SERVICE_ENV);
   const svc = await startService(store.env, dir);
   const agent = await setupAgent(svc, llm.url, `Polling ${dir}`);
   const { organization_id: orgId } = await json(`${svc.api}/v1/agents/${agent.id}`, { key: KEY });

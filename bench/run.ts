@@ -9,7 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPgDatabase } from '../test/support/databases.js';
 import { interleaved, json, latency, load, memoryOf, sleep, startChild, startService, type Child, type LatencyResult, type LoadResult, type Service } from './lib.js';
-import { countTasks, freshStore, KEY, setupAgent, type Store } from './service-setup.js';
+import { countTasks, freshStore, KEY, SERVICE_ENV, setupAgent, type Store } from './service-setup.js';
 import { defaultDeployment, type ReportRow } from './default-deployment.js';
 import { peerComparison } from './peers.js';
 
@@ -92,14 +92,7 @@ async function runOn(db: 'sqlite' | 'postgres', children: Children): Promise<voi
   const stores: Store[] = [];
   const env: Record<string, string> = {
     AGENTRY_DATA_DIR: dataDir,
-    AGENTRY_BOOTSTRAP_API_KEY: KEY,
-    AGENTRY_MASTER_KEY: 'b'.repeat(64),
-    AGENTRY_EGRESS_ALLOW: '127.0.0.1',
-    // Rate limits stay on (their cost is part of what is measured) but far above what the load generator sends.
-    AGENTRY_RATE_LIMIT_KEY_PER_SECOND: '10000000',
-    AGENTRY_RATE_LIMIT_KEY_BURST: '10000000',
-    AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND: '10000000',
-    AGENTRY_RATE_LIMIT_WEBHOOK_BURST: '10000000',
+    ...SERVICE_ENV,
     ...(pg ? { DATABASE_URL: pg.url } : {}),
   };
   try {

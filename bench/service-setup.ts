@@ -7,6 +7,20 @@ import { json, type Service } from './lib.js';
 
 export const KEY = 'agk_bench_key_0123456789abcdef';
 
+/**
+ * How every benchmark configures the service: the bench key, a fixed master key, loopback egress for the scripted
+ * LLMs, and rate limits left on (their cost is part of what is measured) but far above what the load generator sends.
+ */
+export const SERVICE_ENV: Record<string, string> = {
+  AGENTRY_BOOTSTRAP_API_KEY: KEY,
+  AGENTRY_MASTER_KEY: 'b'.repeat(64),
+  AGENTRY_EGRESS_ALLOW: '127.0.0.1',
+  AGENTRY_RATE_LIMIT_KEY_PER_SECOND: '10000000',
+  AGENTRY_RATE_LIMIT_KEY_BURST: '10000000',
+  AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND: '10000000',
+  AGENTRY_RATE_LIMIT_WEBHOOK_BURST: '10000000',
+};
+
 export async function setupAgent(svc: Service, llmUrl: string, name = 'Bench agent'): Promise<{ id: string; publicUrl: string }> {
   const agent = await json(`${svc.api}/v1/agents`, {
     method: 'POST',
