@@ -155,6 +155,8 @@ export class ThreadPool<Q, R> {
     if (!w) return Promise.resolve();
     if (this.opts.letGo !== 'retire') return w.terminate();
     const exited = new Promise((resolve) => w.once('exit', resolve));
+    // Held until it has ended: an unreferenced thread would let a process with nothing else to do exit meanwhile.
+    w.ref();
     try {
       w.postMessage('retire');
     } catch {

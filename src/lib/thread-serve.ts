@@ -11,8 +11,10 @@ export function serveThread<Q, R>(handle: (request: Q) => R | Promise<R>, onReti
     // The pool let this thread go (thread-pool.ts, `letGo: 'retire'`): release what the module holds and end.
     if (msg === 'retire') {
       onRetire?.();
-      port.close();
-      return;
+      // Ends this thread only. Waiting for it to end by itself is not enough: from the sources the type-stripping
+      // hooks registered in the thread (ts-worker.ts) keep it alive. No job is running here, so nothing native is
+      // interrupted.
+      process.exit(0);
     }
     const { id, request } = msg;
     try {
