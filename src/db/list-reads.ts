@@ -6,8 +6,9 @@ import type { Database } from './schema.js';
 import type { ReadRequest } from './sqlite-reader.worker.js';
 
 /**
- * Reads whose cost grows with the data and with what the caller asks: a task list filtered by status or user over
- * a year of tasks, and its total, reads every task of the organization (600-1000 ms at 500,000 tasks on libsql).
+ * Reads whose cost grows with the data and with what the caller asks: a task list filtered by status or user, and
+ * its total, read the organization's tasks in creation order (at 500,000 tasks on libsql, 45-60 ms for a status,
+ * 370-390 ms for a user no task has); a knowledge search compares every chunk in scope.
  * Such a read must not hold what every other request needs:
  * - on libsql (a file) it runs on a reader thread with its own connection (sqlite-reader.worker.ts), not on the
  *   event loop that serves the webhook accept and the API;
@@ -35,7 +36,6 @@ const tooMany = () => new AppError('rate_limited', 'Too many list reads are wait
 /** libsql with a database file: reads on threads of their own. */
 export class ThreadedListReads implements ListReads {
   private readonly pool: ThreadPool<ReadRequest, unknown[]>;
-
   private readonly timeoutMs: number;
 
   constructor(
