@@ -30,6 +30,8 @@ export interface ThreadPoolOptions {
    * the whole process. Either way the next job gets a fresh thread.
    */
   letGo?: 'terminate' | 'retire';
+  /** A thread with no job for this long is let go, and its memory returned; the next job starts a fresh one. */
+  idleMs?: number;
 }
 
 /** `failed`: the job's handler threw; the others say nothing about the job's input but `timeout` and `crashed`. */
@@ -53,6 +55,7 @@ interface Slot<Q, R> {
   ready?: Promise<void>;
   job?: Job<Q, R>;
   timer?: NodeJS.Timeout;
+  idle?: NodeJS.Timeout;
 }
 
 export class ThreadPool<Q, R> {
@@ -80,7 +83,10 @@ export class ThreadPool<Q, R> {
     this.closed = true;
     const stopping = { ok: false, failure: 'stopping', reason: 'the service is stopping' } as const;
     for (const job of this.queue.drain()) job.resolve(stopping);
-    for (const slot of this.slots) this.finish(slot, stopping);
+    for (const slot of this.slots) {
+      clearTimeout(slot.idle);
+      this.finish(slot, stopping);
+    }
     // A retiring thread inside a long job is not waited for past CLOSE_WAIT_MS: the process may end around it.
     const waited = new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref());
     await Promise.race([Promise.all(this.slots.map((s) => this.discard(s))), waited]);
@@ -96,6 +102,7 @@ export class ThreadPool<Q, R> {
   }
 
   private start(slot: Slot<Q, R>, job: Job<Q, R>): void {
+    clearTimeout(slot.idle);
     slot.job = job;
     const worker = slot.worker ?? this.spawn(slot);
     // The thread goes first: finishing starts the next job, which must get a fresh thread, not this one.
@@ -146,6 +153,17 @@ export class ThreadPool<Q, R> {
     slot.job = undefined;
     job.resolve(outcome);
     this.pump();
+    if (!slot.job && slot.worker && this.opts.idleMs !== undefined && !this.closed) {
+      slot.idle = setTimeout(() => {
+        if (!slot.job) void this.discard(slot);
+      }, this.opts.idleMs);
+      slot.idle.unref();
+    }
+  }
+
+  /** Threads alive now (started, not yet let go). */
+  get threads(): number {
+    return this.slots.filter((s) => s.worker).length;
   }
 
   /** Resolves when the thread has exited (a retiring one once its current job ends). */

@@ -99,6 +99,19 @@ describe('list reads on libsql (a database file)', () => {
     await new Promise((r) => setTimeout(r, 2000));
   });
 
+  it('give their thread back after a while without reads, and start one again on the next', async () => {
+    const d = await open();
+    const reads = new ThreadedListReads(join(dir, 'x.db'), { idleMs: 100 });
+    extra.push(reads);
+    expect(reads.threads).toBe(0);
+    await reads.all('org', items(d));
+    expect(reads.threads).toBe(1);
+    await expect.poll(() => reads.threads, { timeout: 5000 }).toBe(0);
+    await sql`insert into items (name) values ('again')`.execute(d.kysely);
+    expect(await reads.all('org', items(d))).toEqual([{ id: 1, name: 'again' }]);
+    expect(reads.threads).toBe(1);
+  });
+
   it('stop with the database, their thread ended rather than waited out', async () => {
     const d = await open();
     await d.lists.all('org', items(d));
