@@ -3,14 +3,20 @@ import { AppError } from '../errors.js';
 import { FairQueue } from '../lib/fair-queue.js';
 import { ThreadPool, type ThreadOutcome } from '../lib/thread-pool.js';
 import type { Database } from './schema.js';
-import type { ReadRequest } from './sqlite-reader.worker.js';
+
+/** A read as the reader thread (sqlite-reader.worker.mjs) takes it. */
+interface ReadRequest {
+  path: string;
+  sql: string;
+  parameters: readonly unknown[];
+}
 
 /**
  * Reads whose cost grows with the data and with what the caller asks: a task list filtered by status or user, and
  * its total, read the organization's tasks in creation order (at 500,000 tasks on libsql, 45-60 ms for a status,
  * 370-390 ms for a user no task has); a knowledge search compares every chunk in scope.
  * Such a read must not hold what every other request needs:
- * - on libsql (a file) it runs on a reader thread with its own connection (sqlite-reader.worker.ts), not on the
+ * - on libsql (a file) it runs on a reader thread with its own connection (sqlite-reader.worker.mjs), not on the
  *   event loop that serves the webhook accept and the API;
  * - on PostgreSQL at most a few run at once, so they cannot take the pool's every connection.
  * Either way the waiting reads are served per organization in turn (FairQueue): one organization's burst of lists
@@ -55,6 +61,7 @@ export class ThreadedListReads implements ListReads {
       // A statement cannot be stopped from outside: a read past its deadline is answered 503 at once, and its
       // thread ends when the statement does, while a fresh one serves the next read.
       letGo: 'retire',
+      plain: true,
       // The thread and its connection hold ~9 MB: given back after a minute without reads (a console polling every
       // 3 s keeps it), so a process that served one list returns to its idle size.
       idleMs: opts.idleMs ?? 60_000,
