@@ -87,8 +87,9 @@ function unwrap<R>(outcome: ThreadOutcome<R>, timeoutMs: number): R {
   if (outcome.ok) return outcome.value;
   switch (outcome.failure) {
     case 'busy':
-      // The organization's queue is full, or a fresh reader thread could not start in time.
-      throw outcome.reason.includes('could not start') ? new AppError('unavailable', 'The list reader is not available; retry shortly', { retryAfter: 1 }) : tooMany();
+      throw tooMany();
+    case 'unstarted':
+      throw new AppError('unavailable', 'The list reader is not available; retry shortly', { retryAfter: 1 });
     case 'timeout':
       throw narrowIt(timeoutMs);
     case 'crashed':

@@ -25,7 +25,8 @@ export interface ThreadPoolOptions {
   queuePerOwner: number;
   /**
    * How a thread is let go (a job past its deadline, the pool closing). `terminate` (the default) stops it at once:
-   * right for JavaScript work. `retire` asks it to exit once its current job is done (serveThread's `onRetire`):
+   * right for JavaScript work. `retire` posts it 'retire', which it handles between jobs by ending itself (as
+   * sqlite-reader.worker.mjs does; serveThread does not):
    * for native work that cannot be stopped from outside, as terminating a libsql thread inside a statement aborts
    * the whole process. Either way the next job gets a fresh thread.
    */
@@ -39,8 +40,11 @@ export interface ThreadPoolOptions {
   plain?: boolean;
 }
 
-/** `failed`: the job's handler threw; the others say nothing about the job's input but `timeout` and `crashed`. */
-export type ThreadFailure = 'timeout' | 'crashed' | 'failed' | 'busy' | 'stopping';
+/**
+ * `failed`: the job's handler threw; the others say nothing about the job's input but `timeout` and `crashed`.
+ * `busy`: the owner's queue is full; `unstarted`: a fresh thread did not load its libraries in time.
+ */
+export type ThreadFailure = 'timeout' | 'crashed' | 'failed' | 'busy' | 'unstarted' | 'stopping';
 export type ThreadOutcome<R> = { ok: true; value: R } | { ok: false; failure: ThreadFailure; reason: string };
 
 /** A fresh thread's time to load its libraries (seconds from the sources on a busy machine). */
@@ -115,7 +119,7 @@ export class ThreadPool<Q, R> {
       void this.discard(slot);
       this.finish(slot, { ok: false, failure, reason });
     };
-    slot.timer = setTimeout(expire('busy', `${this.opts.doing} could not start in time`), STARTUP_MS);
+    slot.timer = setTimeout(expire('unstarted', `${this.opts.doing} could not start in time`), STARTUP_MS);
     void slot.ready!.then(() => {
       if (slot.job !== job || slot.worker !== worker) return;
       clearTimeout(slot.timer);
