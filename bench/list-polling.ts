@@ -27,7 +27,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const SLICE_SEC = 3;
 const CONNECTIONS = 16;
 
-
 /** `tasks` finished tasks of the agent's organization, written straight to the store (the service is running). */
 async function seed(store: Store, orgId: string, agentId: string): Promise<void> {
   const d = openDatabase({ url: store.env.DATABASE_URL, sqlitePath: join(store.env.AGENTRY_DATA_DIR!, 'agentry.db') });

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import { rawRead } from '../db/list-reads.js';
 import type { Database } from '../db/schema.js';
@@ -73,19 +73,15 @@ export class ChunkStoreRepository {
       return r.rows.map((x) => Number(x.seq));
     }
     const match = terms.map((t) => `"${t}"`).join(' OR ');
-    // Ranks every chunk that has a term: on libsql's reader thread, off the event loop (src/db/list-reads.ts).
-    const rows = await this.db.lists.all(
+    // Ranks every chunk that has a term.
+    return this.rankedOffLoop(
       org,
-      rawRead(
-        k,
-        sql<{ seq: number }>`
-          select c.seq from kb_chunks_fts f join kb_chunks c on c.seq = f.rowid
-          where kb_chunks_fts match ${match} and c.organization_id = ${org} and ${inScopes(scopes)}
-          order by bm25(kb_chunks_fts, 0.5, 1.0), c.seq
-          limit ${limit}`,
-      ),
+      sql<{ seq: number }>`
+        select c.seq from kb_chunks_fts f join kb_chunks c on c.seq = f.rowid
+        where kb_chunks_fts match ${match} and c.organization_id = ${org} and ${inScopes(scopes)}
+        order by bm25(kb_chunks_fts, 0.5, 1.0), c.seq
+        limit ${limit}`,
     );
-    return rows.map((x) => Number(x.seq));
   }
 
   /** Chunk keys by cosine similarity to the query vector, among chunks embedded by the same model. */
@@ -94,18 +90,14 @@ export class ChunkStoreRepository {
     const k = this.db.kysely;
     const scope = sql`c.organization_id = ${org} and ${inScopes(scopes)} and c.embedding_model = ${model} and c.embedding is not null`;
     if (this.db.dialect === 'sqlite') {
-      // Compares every chunk in scope (~130 ms per 20,000 chunks of 1,536 dimensions): on the reader thread. A zero
-      // vector has no distance (null, which sorts first): it ranks as cosine 0, distance 1, as `cosine()` has it.
-      const rows = await this.db.lists.all(
+      // Compares every chunk in scope (~130 ms per 20,000 chunks of 1,536 dimensions). A zero vector has no distance
+      // (null, which sorts first): it ranks as cosine 0, distance 1, as `cosine()` has it.
+      return this.rankedOffLoop(
         org,
-        rawRead(
-          k,
-          sql<{ seq: number }>`
-            select c.seq from kb_chunks c where ${scope}
-            order by coalesce(vector_distance_cos(c.embedding, vector32(${JSON.stringify(query)})), 1), c.seq limit ${limit}`,
-        ),
+        sql<{ seq: number }>`
+          select c.seq from kb_chunks c where ${scope}
+          order by coalesce(vector_distance_cos(c.embedding, vector32(${JSON.stringify(query)})), 1), c.seq limit ${limit}`,
       );
-      return rows.map((x) => Number(x.seq));
     }
     if (await this.hasPgvector()) {
       const r = await sql<{ seq: number }>`
@@ -117,21 +109,22 @@ export class ChunkStoreRepository {
     // and comparing every vector in scope is the database's CPU, not the event loop's (in the process, 1,000 chunks
     // of 1,536 dimensions were ~30 MB of JSON to parse per search). The query's own norm is the same for every
     // chunk, so the order is that of dot / |chunk|; a zero vector ranks as cosine 0, as `cosine()` has it.
-    const rows = await this.db.lists.all(
+    return this.rankedOffLoop(
       org,
-      rawRead(
-        k,
-        sql<{ seq: number }>`
-          select c.seq from kb_chunks c, lateral (
-            select sum(a * b) as dot, sum(a * a) as norm2
-            from unnest(translate(c.embedding, '[]', '{}')::float8[], ${`{${query.join(',')}}`}::float8[]) as t(a, b)
-          ) v
-          where ${scope}
-          order by coalesce(v.dot / nullif(sqrt(v.norm2), 0), 0) desc, c.seq
-          limit ${limit}`,
-      ),
+      sql<{ seq: number }>`
+        select c.seq from kb_chunks c, lateral (
+          select sum(a * b) as dot, sum(a * a) as norm2
+          from unnest(translate(c.embedding, '[]', '{}')::float8[], ${`{${query.join(',')}}`}::float8[]) as t(a, b)
+        ) v
+        where ${scope}
+        order by coalesce(v.dot / nullif(sqrt(v.norm2), 0), 0) desc, c.seq
+        limit ${limit}`,
     );
-    return rows.map((x) => Number(x.seq));
+  }
+
+  /** Chunk keys of a ranking whose cost grows with the chunks in scope: run as a list read (src/db/list-reads.ts). */
+  private async rankedOffLoop(org: string, ranking: RawBuilder<{ seq: number }>): Promise<number[]> {
+    return (await this.db.lists.all(org, rawRead(this.db.kysely, ranking))).map((x) => Number(x.seq));
   }
 
   async load(org: string, seqs: number[]): Promise<ChunkHit[]> {

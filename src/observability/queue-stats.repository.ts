@@ -2,6 +2,12 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { QueueStats } from './metrics.js';
 
+/** Two scalar subqueries: SQLite reads a lone min() or max() from the key's end, but scans for both in one select. */
+export const SQLITE_INBOX_DEPTH = 'select (select max(seq) from task_inbox) - (select min(seq) from task_inbox) + 1 as n';
+
+/** The scrape's reads queue beside the organizations' lists under a name no organization id can take. */
+const METRICS_OWNER = '(metrics)';
+
 /**
  * The queue as an operator sees it, for /metrics: counts over every organization. The one repository that does
  * not filter by organization, on purpose: it returns numbers only, never a row, and only to the metrics scrape
@@ -13,12 +19,6 @@ import type { QueueStats } from './metrics.js';
  * and only a final status or a return to the queue takes it away (`lease_expires_at is not null` says so to the
  * planner).
  */
-/** Two scalar subqueries: SQLite reads a lone min() or max() from the key's end, but scans for both in one select. */
-export const SQLITE_INBOX_DEPTH = 'select (select max(seq) from task_inbox) - (select min(seq) from task_inbox) + 1 as n';
-
-/** The scrape's reads queue beside the organizations' lists under a name no organization id can take. */
-const METRICS_OWNER = '(metrics)';
-
 export class QueueStatsRepository {
   constructor(private readonly db: Db) {}
 

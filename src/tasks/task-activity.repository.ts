@@ -22,11 +22,11 @@ export class TaskActivityRepository {
       orgId,
       this.db.kysely
         .selectFrom('tasks')
-      .select([
-        day.as('day'),
-        (eb) => eb.fn.countAll<number>().as('tasks'),
-        sql<number>`sum(case when status in ('error', 'failed') then 1 else 0 end)`.as('failed'),
-      ])
+        .select([
+          day.as('day'),
+          (eb) => eb.fn.countAll<number>().as('tasks'),
+          sql<number>`sum(case when status in ('error', 'failed') then 1 else 0 end)`.as('failed'),
+        ])
         .where('organization_id', '=', orgId)
         .where('agent_id', '=', agentId)
         .where('created_at', '>=', sinceMs)
