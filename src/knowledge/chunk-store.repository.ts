@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { cosineOrder } from '../db/cosine-order.js';
 import type { Db } from '../db/database.js';
 import { rawRead } from '../db/list-reads.js';
 import type { Database } from '../db/schema.js';
@@ -28,8 +29,6 @@ export interface ChunkHit {
  * and retrievals by their scopes in the WHERE clause, so `limit` counts only chunks the caller may see.
  */
 export class ChunkStoreRepository {
-  private pgvector: Promise<boolean> | undefined;
-
   constructor(private readonly db: Db) {}
 
   /** Writes a document's chunks (inside the caller's transaction). */
@@ -87,38 +86,13 @@ export class ChunkStoreRepository {
   /** Chunk keys by cosine similarity to the query vector, among chunks embedded by the same model. */
   async vector(org: string, scopes: SearchScope[], model: string, query: number[], limit: number): Promise<number[]> {
     if (!scopes.length) return [];
-    const k = this.db.kysely;
-    const scope = sql`c.organization_id = ${org} and ${inScopes(scopes)} and c.embedding_model = ${model} and c.embedding is not null`;
-    if (this.db.dialect === 'sqlite') {
-      // Compares every chunk in scope (~130 ms per 20,000 chunks of 1,536 dimensions). A zero vector has no distance
-      // (null, which sorts first): it ranks as cosine 0, distance 1, as `cosine()` has it.
-      return this.rankedOffLoop(
-        org,
-        sql<{ seq: number }>`
-          select c.seq from kb_chunks c where ${scope}
-          order by coalesce(vector_distance_cos(c.embedding, vector32(${JSON.stringify(query)})), 1), c.seq limit ${limit}`,
-      );
-    }
-    if (await this.hasPgvector()) {
-      const r = await sql<{ seq: number }>`
-        select c.seq from kb_chunks c where ${scope}
-        order by c.embedding::vector <=> ${JSON.stringify(query)}::vector, c.seq limit ${limit}`.execute(k);
-      return r.rows.map((x) => Number(x.seq));
-    }
-    // Without pgvector PostgreSQL computes the cosine itself, from the vectors' text form read as float8[]: parsing
-    // and comparing every vector in scope is the database's CPU, not the event loop's (in the process, 1,000 chunks
-    // of 1,536 dimensions were ~30 MB of JSON to parse per search). The query's own norm is the same for every
-    // chunk, so the order is that of dot / |chunk|; a zero vector ranks as cosine 0, as `cosine()` has it.
+    // Compares every chunk in scope: on libsql ~130 ms per 20,000 chunks of 1,536 dimensions.
     return this.rankedOffLoop(
       org,
       sql<{ seq: number }>`
-        select c.seq from kb_chunks c, lateral (
-          select sum(a * b) as dot, sum(a * a) as norm2
-          from unnest(translate(c.embedding, '[]', '{}')::float8[], ${`{${query.join(',')}}`}::float8[]) as t(a, b)
-        ) v
-        where ${scope}
-        order by coalesce(v.dot / nullif(sqrt(v.norm2), 0), 0) desc, c.seq
-        limit ${limit}`,
+        select c.seq from kb_chunks c
+        where c.organization_id = ${org} and ${inScopes(scopes)} and c.embedding_model = ${model} and c.embedding is not null
+        order by ${await cosineOrder(this.db, sql.ref('c.embedding'), query)}, c.seq limit ${limit}`,
     );
   }
 
@@ -144,25 +118,6 @@ export class ChunkStoreRepository {
       heading: r.heading,
       content: r.content,
     }));
-  }
-
-  /** Whether pgvector is installed; tries to install it once when the server has it (it is not packaged everywhere). */
-  hasPgvector(): Promise<boolean> {
-    if (this.db.dialect !== 'postgres') return Promise.resolve(false);
-    this.pgvector ??= (async () => {
-      const k = this.db.kysely;
-      const installed = await sql`select 1 from pg_extension where extname = 'vector'`.execute(k);
-      if (installed.rows.length) return true;
-      const available = await sql`select 1 from pg_available_extensions where name = 'vector'`.execute(k);
-      if (!available.rows.length) return false;
-      try {
-        await sql`create extension if not exists vector`.execute(k);
-        return true;
-      } catch {
-        return false;
-      }
-    })().catch(() => false);
-    return this.pgvector;
   }
 
   private vectorValue(v: number[]) {

@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import { serialiseOn } from '../db/advisory-lock.js';
+import { cosineOrder } from '../db/cosine-order.js';
 import type { Db } from '../db/database.js';
+import { rawRead } from '../db/list-reads.js';
 import type { Database } from '../db/schema.js';
-import { cosine } from '../knowledge/ranking.js';
 
 /** A memory's embedding columns: both null when there is no vector. */
 export interface Embedded {
@@ -88,14 +89,7 @@ export class MemoryRepository {
   async lexical(org: string, agentId: string, owners: (string | null)[], terms: string[], limit: number): Promise<string[]> {
     if (!owners.length || !terms.length) return [];
     const k = this.db.kysely;
-    const users = owners.filter((o): o is string => o !== null);
-    const ownerSql = sql.join(
-      [
-        ...(owners.includes(null) ? [sql`m.user_id is null`] : []),
-        ...(users.length ? [sql`m.user_id in (${sql.join(users)})`] : []),
-      ],
-      sql` or `,
-    );
+    const ownerSql = ownedBy(owners);
     if (this.db.dialect === 'postgres') {
       const r = await sql<{ id: string }>`
         select m.id from memories m, to_tsquery('english', ${terms.join(' | ')}) q
@@ -113,25 +107,20 @@ export class MemoryRepository {
     return r.rows.map((x) => x.id);
   }
 
-  /** Ids of the agent's memories for these owners by cosine similarity to `query`, among those embedded by `model`. */
+  /**
+   * Ids of the agent's memories for these owners by cosine similarity to `query`, among those embedded by `model`,
+   * equal similarities newest first (as `lexical`). Every memory in scope is compared, in the database and off the
+   * event loop (db/cosine-order.ts).
+   */
   async vector(org: string, agentId: string, owners: (string | null)[], model: string, query: number[], limit: number): Promise<string[]> {
-    const users = owners.filter((o): o is string => o !== null);
     if (!owners.length) return [];
-    const rows = await this.db.kysely
-      .selectFrom('memories')
-      .select(['id', 'embedding'])
-      .where('organization_id', '=', org)
-      .where('agent_id', '=', agentId)
-      .where('embedding_model', '=', model)
-      .where((eb) => eb.or([...(owners.includes(null) ? [eb('user_id', 'is', null)] : []), ...(users.length ? [eb('user_id', 'in', users)] : [])]))
-      // The scope is bounded by the per-user and shared caps; the limit only guards against a bug.
-      .limit(2000)
-      .execute();
-    return rows
-      .map((r) => ({ id: r.id, sim: cosine(query, JSON.parse(r.embedding ?? '[]') as number[]) }))
-      .sort((a, b) => b.sim - a.sim)
-      .slice(0, limit)
-      .map((r) => r.id);
+    const ranking = sql<{ id: string }>`
+      select m.id from memories m
+      where m.organization_id = ${org} and m.agent_id = ${agentId} and (${ownedBy(owners)})
+        and m.embedding_model = ${model} and m.embedding is not null
+      order by ${await cosineOrder(this.db, sql.ref('m.embedding'), query)}, m.seq desc
+      limit ${limit}`;
+    return (await this.db.lists.all(org, rawRead(this.db.kysely, ranking))).map((r) => r.id);
   }
 
   async summary(org: string, taskId: string): Promise<{ coveredRun: number; summary: string } | undefined> {
@@ -157,6 +146,15 @@ export class MemoryRepository {
       )
       .execute();
   }
+}
+
+/** `m.user_id` is one of these owners (a user id, or null for the agent's shared memories). */
+function ownedBy(owners: (string | null)[]) {
+  const users = owners.filter((o): o is string => o !== null);
+  return sql.join(
+    [...(owners.includes(null) ? [sql`m.user_id is null`] : []), ...(users.length ? [sql`m.user_id in (${sql.join(users)})`] : [])],
+    sql` or `,
+  );
 }
 
 function norm(r: MemoryRow): MemoryRow {

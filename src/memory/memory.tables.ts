@@ -12,7 +12,10 @@ export interface MemoryTables {
     /** extracted (after a task) | agentic (the agent's own tool call) | api */
     source: string;
     task_id: string | null;
-    /** JSON array, or null when no embedding endpoint is configured (or the call failed). */
+    /**
+     * JSON array, read as it is by the cosine ranking in SQL (db/cosine-order.ts); null when no embedding endpoint
+     * is configured (or the call failed).
+     */
     embedding: string | null;
     embedding_model: string | null;
     created_at: number;

@@ -8,8 +8,8 @@ import type { MigrationDef } from './migration.js';
  * Recall is lexical in each dialect's own engine, as for knowledge chunks (0007): an FTS5 table (external content,
  * kept in step by triggers, including updates since memories are edited) on libsql; a generated tsvector column
  * with a GIN index on PostgreSQL. `seq` is the integer key FTS5 needs; `id` is the public id. Embeddings (when an
- * embedding endpoint is configured) are JSON text on both dialects: recall compares the few hundred vectors of one
- * agent and user in the process, so neither libsql's vector type nor pgvector is needed.
+ * embedding endpoint is configured) are JSON text on both dialects, which recall's cosine ranking in SQL reads as it
+ * is (src/db/cosine-order.ts), so neither libsql's vector type nor a pgvector column is needed.
  */
 export const memories0019: MigrationDef = {
   name: '0019_memories',
