@@ -112,19 +112,7 @@ export class FileLifetimeRepository {
    * order after `after`, each with whether its task exists.
    */
   async uploads(orgId: string, from: number, to: number, after: UploadKey | undefined, limit: number): Promise<UploadHolder[]> {
-    let q = this.k
-      .selectFrom('files')
-      .select((eb) => [
-        'id',
-        'created_at',
-        hasTask(eb).as('held'),
-      ])
-      .where('organization_id', '=', orgId)
-      .where('created_at', '>=', from)
-      .where('created_at', '<', to)
-      .where('task_id', 'is not', null);
-    if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)));
-    const rows = await q.orderBy('created_at').orderBy('id').limit(limit).execute();
+    const rows = await uploadsQuery(this.k, orgId, from, to, after, limit).execute();
     // SQLite answers 0/1, PostgreSQL a boolean.
     return rows.map((r) => ({ id: r.id, created_at: Number(r.created_at), held: Boolean(Number(r.held)) }));
   }
@@ -150,4 +138,18 @@ export class FileLifetimeRepository {
       ),
     );
   }
+}
+
+/** Exported for the plan test (test/files/file-lifetime-db.test.ts): must range-scan `files_org_idx`. */
+export function uploadsQuery(k: Kysely<Database>, orgId: string, from: number, to: number, after: UploadKey | undefined, limit: number) {
+  let q = k
+    .selectFrom('files')
+    .select((eb) => ['id', 'created_at', hasTask(eb).as('held')])
+    .where('organization_id', '=', orgId)
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .where('task_id', 'is not', null);
+  // (created_at, id): one request's files share a millisecond.
+  if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)));
+  return q.orderBy('created_at').orderBy('id').limit(limit);
 }

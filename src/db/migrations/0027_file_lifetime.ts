@@ -36,14 +36,15 @@ export const fileLifetime0027: MigrationDef = {
   },
 };
 
-/** Exported for its test (test/files/file-lifetime-migration.test.ts), which pages it by fewer tasks. */
+/** Exported for its test (test/files/file-lifetime-db.test.ts), which pages it by fewer tasks. */
 export async function attributeUploads(db: Kysely<any>, page = PAGE): Promise<void> {
   let after: { org: string; id: string } | undefined;
   for (;;) {
     let q = db.selectFrom('tasks').select(['organization_id', 'id', 'input_files']).where('input_files', '!=', '[]');
+    // A row value, not an OR of columns: both databases then seek the primary key to the next page.
     if (after) {
       const a = after;
-      q = q.where((eb) => eb.or([eb('organization_id', '>', a.org), eb.and([eb('organization_id', '=', a.org), eb('id', '>', a.id)])]));
+      q = q.where((eb) => eb(eb.refTuple('organization_id', 'id'), '>', eb.tuple(a.org, a.id)));
     }
     const rows = await q.orderBy('organization_id').orderBy('id').limit(page).execute();
     for (const r of rows) {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { attributeUploads } from '../../src/db/migrations/0027_file_lifetime.js';
+import { uploadsQuery } from '../../src/files/file-lifetime.repository.js';
 import { TEST_DBS } from '../support/databases.js';
 import { openMigratedDb } from '../support/migrated-db.js';
 import { queryPlan } from '../support/query-plan.js';
@@ -9,7 +10,7 @@ import { pendingTaskRow } from '../support/task-row.js';
 
 const NOW = Date.UTC(2026, 10, 1, 12);
 
-describe.each(TEST_DBS)('files: task ids of uploads stored before migration 0027 (%s)', (kind) => {
+describe.each(TEST_DBS)("files' lifetime in the database: uploads attributed by migration 0027, index plans (%s)", (kind) => {
   let db: Db;
   let close: () => Promise<void>;
   beforeEach(async () => {
@@ -56,8 +57,22 @@ describe.each(TEST_DBS)('files: task ids of uploads stored before migration 0027
     ]);
   });
 
-  it("finds a task's uploads through files_task_idx (deleteTaskRecords on every deleted task)", async () => {
+  it("finds a task's uploads through files_task_idx (deleteTaskRecords, on every deleted task)", async () => {
     const q = k().selectFrom('files').select(['id', 'blob_key']).where('organization_id', '=', 'org-a').where('task_id', 'in', ['t1', 't2']).compile();
     expect(await queryPlan(db, kind, q)).toContain('files_task_idx');
+  });
+
+  it("reads the orphan sweep's range of uploads from files_org_idx and looks each task up by its primary key", async () => {
+    const p = await queryPlan(db, kind, uploadsQuery(db.kysely, 'org-a', 0, NOW, { id: 'x', created_at: 1 }, 100).compile());
+    expect(p).toContain('files_org_idx');
+    if (kind === 'sqlite') {
+      expect(p).toMatch(/SEARCH files USING INDEX files_org_idx \(organization_id=\? AND created_at>\? AND created_at<\?\)/);
+      expect(p).toMatch(/SEARCH tasks USING (COVERING )?INDEX sqlite_autoindex_tasks_1 \(organization_id=\? AND id=\?\)/);
+    } else {
+      // On empty tables PostgreSQL's choice among the indexes of `tasks` is a coin toss; none is a scan of it.
+      expect(p).not.toMatch(/Seq Scan/);
+      expect(p).toMatch(/Index Cond: \(\(organization_id = 'org-a'::text\) AND \(created_at >= /);
+      expect(p).toMatch(/Index (Only )?Scan using \S+ on tasks/);
+    }
   });
 });
