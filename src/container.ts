@@ -18,6 +18,7 @@ import type { TaskWorker } from './tasks/task.worker.js';
 import type { TaskRetention } from './tasks/task-retention.js';
 import { createFilesModule } from './files/files.module.js';
 import type { FilesService } from './files/files.service.js';
+import type { FileSweep } from './files/file-sweep.js';
 import { createWebhooksModule, type WebhooksModule } from './webhooks/webhooks.module.js';
 import { createCustomFunctionsModule } from './custom-functions/custom-functions.module.js';
 import type { CustomFunctionsService } from './custom-functions/custom-functions.service.js';
@@ -66,6 +67,8 @@ export interface Container extends Platform, AccessModule, AgentsModule, Webhook
   taskWorker: TaskWorker;
   /** Deletes finished tasks past AGENTRY_TASK_RETENTION_DAYS (also in `background`). */
   taskRetention: TaskRetention;
+  /** Retries failed blob deletions and deletes orphan uploads (also in `background`). */
+  fileSweep: FileSweep;
   /** Tasks and failures per day of an agent (the console's activity chart). */
   taskActivity: TaskActivityService;
   // knowledge bases (issue 7): CRUD, documents, search; the indexer (also in `background`)
@@ -147,6 +150,14 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     secrets: (org, name) => secrets.reveal(org, name),
     owners: () => ({ assertTask: (o, t) => tasks.queries.assertExists(o, t), agentExists }),
   });
+  const metrics = observability.metrics;
+  const files = await createFilesModule({
+    ...base,
+    // The task inbox is built below; the file sweep reaches it at call time.
+    settleTasks: () => tasksModule.inbox.settle(),
+    onBlobDeletesFailed: metrics ? (n) => metrics.fileBlobDeletesFailed(n) : undefined,
+    onOrphans: metrics ? (n) => metrics.filesOrphaned(n) : undefined,
+  });
   const tasksModule = createTasksModule({
     ...base,
     agents,
@@ -154,10 +165,11 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     notifier: notifications.outbox,
     preAuth: access.preAuth,
     checkOutputSchema,
-    onTasksExpired: observability.metrics ? (n) => observability.metrics!.tasksExpired(n) : undefined,
+    onTasksExpired: metrics ? (n) => metrics.tasksExpired(n) : undefined,
+    // A deleted task's uploads leave the blob store once its delete has committed.
+    removeBlobs: (released) => files.disposal.removeBlobs(released),
   });
   const tasks = tasksModule.tasks;
-  const files = await createFilesModule(base);
   const webhooks = createWebhooksModule({ ...base, agents, auth: access.auth, files: files.files, tasks, rateLimits: access.rateLimits, syncTimeoutMs: config.syncTimeoutMs });
   const tools = { ...base, toolResolvers, runtime };
   const customFunctions = createCustomFunctionsModule(tools);
@@ -195,8 +207,9 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const background: Startable[] = [
     // the scheduler first: it stops making tasks before the worker that runs them stops;
     schedules.scheduler,
-    // the retention sweep (idle unless AGENTRY_TASK_RETENTION_DAYS): it ends after its batch in flight;
+    // the retention sweep (idle unless AGENTRY_TASK_RETENTION_DAYS) and the file sweep: each ends after its batch in flight;
     tasksModule.retention,
+    files.sweep,
     // the indexer next: it hands its jobs back before the extraction host and the database it uses close;
     kb.indexer,
     ...(observability.tracing ? [closeOnStop(() => observability.tracing!.shutdown())] : []),
@@ -234,6 +247,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     taskActivity: tasksModule.activity,
     taskWorker: tasksModule.worker,
     taskRetention: tasksModule.retention,
+    fileSweep: files.sweep,
     knowledge: kb.knowledge,
     knowledgeIndexer: kb.indexer,
     // xpander SDK/CLI compatibility (issue 25): adapters only, no behaviour of their own

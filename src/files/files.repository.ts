@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
 import type { FilesTables } from './files.tables.js';
-import { batches, ROWS_PER_INSERT, VALUES_PER_IN_LIST } from '../db/batches.js';
+import { batches, ROWS_PER_INSERT } from '../db/batches.js';
 
 export interface FileRecord {
   id: string;
@@ -13,6 +13,8 @@ export interface FileRecord {
   blobKey: string;
   text: string | null;
   createdAt: number;
+  /** The task it was uploaded for (it goes with that task); null for a knowledge document's file. */
+  taskId: string | null;
 }
 
 type Row = FilesTables['files'];
@@ -28,6 +30,7 @@ const toRecord = (r: Row): FileRecord => ({
   blobKey: r.blob_key,
   text: r.text,
   createdAt: Number(r.created_at),
+  taskId: r.task_id,
 });
 
 export class FilesRepository {
@@ -52,6 +55,7 @@ export class FilesRepository {
               blob_key: f.blobKey,
               text: f.text,
               created_at: f.createdAt,
+              task_id: f.taskId,
             })),
           )
           .execute();
@@ -71,12 +75,6 @@ export class FilesRepository {
   async findOwner(id: string): Promise<string | undefined> {
     const r = await this.db.kysely.selectFrom('files').select('organization_id').where('id', '=', id).executeTakeFirst();
     return r?.organization_id;
-  }
-
-  async deleteMany(organizationId: string, ids: string[]): Promise<void> {
-    for (const batch of batches(ids, VALUES_PER_IN_LIST)) {
-      await this.db.kysely.deleteFrom('files').where('organization_id', '=', organizationId).where('id', 'in', batch).execute();
-    }
   }
 
   async count(organizationId: string): Promise<number> {

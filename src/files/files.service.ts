@@ -7,6 +7,7 @@ import type { PublicUrls } from '../lib/urls.js';
 import type { TaskFile } from '../tasks/task.types.js';
 import type { ArchiveLimits, ArchiveSpent } from './archive.js';
 import type { BlobStore } from './blob-store.js';
+import type { FileDisposal } from './file-disposal.js';
 import { ACCEPTED_LABELS, detectKind, KIND_INFO, type FileKind } from './file-kinds.js';
 import { PRESIGN_TTL_MS, type FileSigner } from './file-signer.js';
 import type { TextExtraction } from './extraction-pool.js';
@@ -69,6 +70,7 @@ export class FilesService {
     private readonly urls: PublicUrls,
     readonly limits: FilesLimits,
     private readonly log: Logger,
+    private readonly disposal: Pick<FileDisposal, 'discard'>,
   ) {}
 
   /** 413 naming the file when one file is over the per-file limit. Streaming receivers call it as bytes arrive. */
@@ -136,8 +138,16 @@ export class FilesService {
     if (over) throw new AppError('too_large', `File '${name}' is too large to read: the image is ${over}`);
   }
 
-  /** Stores prepared files for the organization: every blob and row, or (on failure) none of them. */
-  async store(organizationId: string, prepared: PreparedFile[]): Promise<StoredFile[]> {
+  /**
+   * Stores prepared files for the organization: every row and blob, or (on failure) none of them. `taskId`: the task
+   * they are uploaded for, whose id is chosen before they are stored; they go with it (docs/decisions.md, "Files:
+   * lifetime"). Without one (a knowledge document's file) they go with whatever records their id.
+   *
+   * Rows first, then blobs: a process that dies in between leaves rows (an orphan the file sweep deletes after its
+   * grace), never a blob that no row names. Nobody knows the ids before this returns, so no reader meets a row whose
+   * blob is not written yet.
+   */
+  async store(organizationId: string, prepared: PreparedFile[], taskId?: string): Promise<StoredFile[]> {
     const now = this.clock.now();
     const records: FileRecord[] = prepared.map((p) => {
       const id = newId();
@@ -152,33 +162,28 @@ export class FilesService {
         blobKey: `${organizationId}/${id}`,
         text: p.text === '' ? null : p.text,
         createdAt: now,
+        taskId: taskId ?? null,
       };
     });
-    const written: string[] = [];
+    await this.repo.insertMany(records);
     try {
-      for (let i = 0; i < records.length; i++) {
-        await this.blobs.put(records[i]!.blobKey, prepared[i]!.bytes, records[i]!.mimeType);
-        written.push(records[i]!.blobKey);
-      }
-      await this.repo.insertMany(records);
+      for (let i = 0; i < records.length; i++) await this.blobs.put(records[i]!.blobKey, prepared[i]!.bytes, records[i]!.mimeType);
     } catch (e) {
-      await Promise.allSettled(written.map((k) => this.blobs.delete(k)));
+      await this.discard(organizationId, records).catch((err) => this.log.warn({ err }, 'could not remove the rows of a failed upload'));
       throw e;
     }
     return records.map((r) => this.present(r));
   }
 
   /** prepare + store. */
-  async ingest(organizationId: string, files: IncomingFile[]): Promise<StoredFile[]> {
-    return this.store(organizationId, await this.prepare(organizationId, files));
+  async ingest(organizationId: string, files: IncomingFile[], taskId?: string): Promise<StoredFile[]> {
+    return this.store(organizationId, await this.prepare(organizationId, files), taskId);
   }
 
-  /** Removes files stored for a request that was refused after storing (compensation). */
+  /** Removes stored files (rows, text, blobs): a refused submission's (compensation), a deleted document's. */
   async discard(organizationId: string, files: { id: string }[]): Promise<void> {
     if (!files.length) return;
-    const ids = files.map((f) => f.id);
-    await this.repo.deleteMany(organizationId, ids);
-    await Promise.allSettled(ids.map((id) => this.blobs.delete(`${organizationId}/${id}`)));
+    await this.disposal.discard(organizationId, files.map((f) => f.id));
   }
 
   async get(organizationId: string, id: string): Promise<StoredFile> {

@@ -10,5 +10,21 @@ export interface FilesTables {
     blob_key: string;
     text: string | null;
     created_at: number;
+    /**
+     * The task the file was uploaded for (webhook and invoke uploads): it goes with that task (deleteTaskRecords).
+     * Null for a knowledge document's file, which goes with its document, and for uploads older than migration 0027
+     * that it could not attribute.
+     */
+    task_id: string | null;
+  };
+  /**
+   * Blobs whose file rows are deleted and whose bytes may still be in the blob store: written in the transaction that
+   * deletes the rows, removed once the blob is (src/files/blob-removal.ts, retried by file-sweep.ts).
+   */
+  file_blob_deletions: {
+    blob_key: string;
+    organization_id: string;
+    file_id: string;
+    released_at: number;
   };
 }

@@ -41,6 +41,8 @@ export class Metrics {
   private readonly toolDuration: IndexedHistogram;
   private readonly webhookCalls: IndexedCounter;
   private readonly tasksExpiredTotal: Counter;
+  private readonly fileBlobDeletesFailedTotal: Counter;
+  private readonly filesOrphanedTotal: Counter;
 
   constructor(private readonly sources: MetricsSources) {
     const r = this.registry;
@@ -64,6 +66,12 @@ export class Metrics {
     this.webhookCalls = new IndexedCounter({ name: 'agentry_webhook_calls_total', help: 'Webhook invocations received, by form (public, key) and status', labelNames: ['form', 'status'], registers: [r] });
     // Unlabelled and off the request path (a few increments per sweep): prom-client's own counter.
     this.tasksExpiredTotal = new Counter({ name: 'agentry_tasks_expired_total', help: 'Finished tasks deleted by the retention sweep (AGENTRY_TASK_RETENTION_DAYS)', registers: [r] });
+    this.fileBlobDeletesFailedTotal = new Counter({
+      name: 'agentry_file_blob_deletes_failed_total',
+      help: 'Blobs of deleted files the blob store would not delete (recorded; the file sweep retries them)',
+      registers: [r],
+    });
+    this.filesOrphanedTotal = new Counter({ name: 'agentry_files_orphaned_total', help: 'Uploads deleted by the file sweep because no task holds them', registers: [r] });
 
     const { queueStats, poolStats } = sources;
     if (queueStats) {
@@ -150,6 +158,16 @@ export class Metrics {
   /** Tasks the retention sweep of this process deleted. */
   tasksExpired(count: number): void {
     this.tasksExpiredTotal.inc(count);
+  }
+
+  /** Blob deletions that failed in this process (after a task delete, a discard, or a sweep's retry). */
+  fileBlobDeletesFailed(count: number): void {
+    this.fileBlobDeletesFailedTotal.inc(count);
+  }
+
+  /** Orphan uploads this process's file sweep deleted. */
+  filesOrphaned(count: number): void {
+    this.filesOrphanedTotal.inc(count);
   }
 
   llmCall(provider: string, model: string, seconds: number, inputTokens: number, outputTokens: number, failed: boolean): void {

@@ -9,7 +9,7 @@ import type { TaskQueries } from './task-queries.js';
 import type { TaskSignals } from './task-signals.js';
 import { presentWithChildren } from './task-watch.js';
 import { FINAL_STATUSES, type Task, type TaskStatus } from './task.types.js';
-import type { TaskRow, TasksRepository } from './tasks.repository.js';
+import type { RemoveReleasedBlobs, TaskRow, TasksRepository } from './tasks.repository.js';
 
 /** What task control is built with (tasks.module.ts). */
 export interface TaskControlDeps {
@@ -20,6 +20,8 @@ export interface TaskControlDeps {
   notifier?: TaskEndNotifier;
   /** Finds the task for whoever asks (visibility, the task inbox) and shows it as it ended after a lost race. */
   queries: Pick<TaskQueries, 'findVisible' | 'get'>;
+  /** Removes a deleted task's uploads from the blob store after the delete commits (src/files/file-disposal.ts). */
+  removeBlobs?: RemoveReleasedBlobs;
 }
 
 /**
@@ -43,7 +45,10 @@ export class TaskControl {
     if (!row) throw AppError.notFound('Task');
     // Stopping first moves the fence, so the worker running it aborts and can write nothing more.
     if (!FINAL_STATUSES.has(row.status as TaskStatus)) await this.stop(organizationId, taskId);
-    if (!(await this.d.repo.delete(organizationId, taskId))) throw AppError.notFound('Task');
+    const { deleted, released } = await this.d.repo.delete(organizationId, taskId, this.d.clock.now());
+    // Best effort after the commit: a blob it cannot remove now stays recorded, and the worker's file sweep retries.
+    if (released.length) await this.d.removeBlobs?.(released);
+    if (!deleted) throw AppError.notFound('Task');
     this.d.signals.publish({ kind: 'task', organizationId, taskId, statusChanged: true });
   }
 

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { unlessLocked } from '../db/advisory-lock.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import type { ReleasedBlob } from '../files/file-lifetime.repository.js';
 import { FINAL_STATUSES } from './task.types.js';
 import { deleteTaskRecords } from './tasks.repository.js';
 
@@ -16,7 +17,13 @@ export interface RetentionStore {
   exclusively<T>(fn: (store: RetentionStore) => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
   organizationAfter(after: string | undefined): Promise<string | undefined>;
   createdBefore(orgId: string, cutoff: number, after: RangeKey | undefined, limit: number): Promise<RangeKey[]>;
-  deleteExpired(orgId: string, ids: string[], cutoff: number): Promise<number>;
+  deleteExpired(orgId: string, ids: string[], cutoff: number, now: number): Promise<ExpiredBatch>;
+}
+
+/** What one delete transaction of the sweep removed: tasks, and the blobs of their uploads to remove after it. */
+export interface ExpiredBatch {
+  deleted: number;
+  released: ReleasedBlob[];
 }
 
 const FINAL = [...FINAL_STATUSES];
@@ -59,10 +66,10 @@ export class TaskRetentionRepository implements RetentionStore {
   /**
    * Deletes, in one transaction, those of `ids` that are final, finished before `cutoff` (`finished_at`, else the
    * last update, else the creation) and have no notification still being delivered, with their records
-   * (deleteTaskRecords). Returns how many tasks went.
+   * (deleteTaskRecords, uploads included). Returns how many tasks went, and their uploads' blobs.
    */
-  async deleteExpired(orgId: string, ids: string[], cutoff: number): Promise<number> {
-    if (ids.length === 0) return 0;
+  async deleteExpired(orgId: string, ids: string[], cutoff: number, now: number): Promise<ExpiredBatch> {
+    if (ids.length === 0) return { deleted: 0, released: [] };
     return this.k.transaction().execute(async (trx) => {
       const gone = await trx
         .deleteFrom('tasks')
@@ -83,8 +90,8 @@ export class TaskRetentionRepository implements RetentionStore {
         )
         .returning('id')
         .execute();
-      await deleteTaskRecords(trx, orgId, gone.map((r) => r.id));
-      return gone.length;
+      const released = await deleteTaskRecords(trx, orgId, gone.map((r) => r.id), now);
+      return { deleted: gone.length, released };
     });
   }
 }

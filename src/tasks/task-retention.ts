@@ -1,7 +1,9 @@
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { PacedSchedule, SWEEP_PACE } from '../lib/paced-schedule.js';
 import type { RangeKey, RetentionStore } from './task-retention.repository.js';
+import type { RemoveReleasedBlobs } from './tasks.repository.js';
 
 const DAY_MS = 86_400_000;
 
@@ -12,12 +14,8 @@ const DAY_MS = 86_400_000;
  */
 export const RETENTION_BATCH = 100;
 
-/**
- * After each batch the sweep waits this many times as long as the batch took, so it takes at most a quarter of the
- * database's time. Unpaced, deleting as fast as the disk takes it, the writes outran the WAL checkpoints and the
- * kernel's writeback, and single batches stalled for 0.5-0.8 s; paced, the longest batch of 100,000 was 47 ms.
- */
-export const RETENTION_PACE = 3;
+/** After each batch the sweep waits this many times as long as the batch took (lib/paced-schedule.ts). */
+export const RETENTION_PACE = SWEEP_PACE;
 
 export interface TaskRetentionOptions {
   repo: RetentionStore;
@@ -27,6 +25,8 @@ export interface TaskRetentionOptions {
   days: number;
   /** Tasks expired, for /metrics (agentry_tasks_expired_total). */
   onExpired?: (count: number) => void;
+  /** Removes the blobs of the uploads that went with a batch, after its commit (src/files/file-disposal.ts). */
+  removeBlobs?: RemoveReleasedBlobs;
   /** First sweep after start: 30 s, so that starting (migrations, the worker's first claims) goes first. */
   firstDelayMs?: number;
   /**
@@ -56,17 +56,19 @@ export interface SweepResult {
  * advisory lock) and the others skip their turn.
  */
 export class TaskRetention {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
-  private started = false;
-  /** Aborted by stop: a sweep in progress ends after its batch in flight, a pause at once. */
-  private halt = new AbortController();
   private readonly batch: number;
-  private readonly pace: number;
+  /** When sweeps run, the pause after each batch, and the stop that ends a sweep after its batch in flight. */
+  private readonly schedule: PacedSchedule;
 
   constructor(private readonly o: TaskRetentionOptions) {
     this.batch = o.batch ?? RETENTION_BATCH;
-    this.pace = o.pace ?? RETENTION_PACE;
+    this.schedule = new PacedSchedule({
+      run: () => this.sweep(),
+      onError: (err) => o.log.error({ err }, 'task retention sweep failed; the next one tries again'),
+      firstDelayMs: o.firstDelayMs ?? 30_000,
+      intervalMs: o.intervalMs ?? 600_000,
+      pace: o.pace ?? RETENTION_PACE,
+    });
   }
 
   get enabled(): boolean {
@@ -74,41 +76,37 @@ export class TaskRetention {
   }
 
   async start(): Promise<void> {
-    if (!this.enabled || this.started) return;
-    this.started = true;
-    this.halt = new AbortController();
+    if (!this.enabled || !this.schedule.start()) return;
     this.o.log.info({ retention_days: this.o.days }, `task retention on: final tasks are deleted ${this.o.days} days after they finished`);
-    this.schedule(this.o.firstDelayMs ?? 30_000);
   }
 
-  async stop(): Promise<void> {
-    this.started = false;
-    this.halt.abort();
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.schedule.stop();
   }
 
   /** One sweep; undefined when retention is off or another process was sweeping (PostgreSQL). */
   async sweep(): Promise<SweepResult | undefined> {
     if (!this.enabled) return undefined;
-    const halt = this.halt.signal;
     const started = performance.now();
-    const cutoff = this.o.clock.now() - this.o.days * DAY_MS;
+    const now = this.o.clock.now();
+    const cutoff = now - this.o.days * DAY_MS;
     const r: SweepResult = { deleted: 0, batches: 0, ms: 0, longestBatchMs: 0 };
     const out = await this.o.repo.exclusively(async (repo) => {
-      for (let org = await repo.organizationAfter(undefined); org !== undefined && !halt.aborted; org = await repo.organizationAfter(org)) {
-        for (let after: RangeKey | undefined; !halt.aborted; ) {
+      for (let org = await repo.organizationAfter(undefined); org !== undefined && !this.schedule.halted; org = await repo.organizationAfter(org)) {
+        for (let after: RangeKey | undefined; !this.schedule.halted; ) {
           const page = await repo.createdBefore(org, cutoff, after, this.batch);
           await nextTurn();
-          if (page.length === 0 || halt.aborted) break;
+          if (page.length === 0 || this.schedule.halted) break;
           const t = performance.now();
-          const n = await repo.deleteExpired(org, page.map((p) => p.id), cutoff);
+          const { deleted: n, released } = await repo.deleteExpired(org, page.map((p) => p.id), cutoff, now);
           const took = performance.now() - t;
           r.longestBatchMs = Math.max(r.longestBatchMs, took);
           r.batches++;
           r.deleted += n;
           if (n > 0) this.o.onExpired?.(n);
-          await sleep(took * this.pace, undefined, { signal: halt }).catch(() => {});
+          // Outside the pacing: the blob store's time, not the database's (one delete of their records at most).
+          if (released.length) await this.o.removeBlobs?.(released);
+          await this.schedule.pause(took);
           if (page.length < this.batch) break;
           after = page[page.length - 1];
         }
@@ -123,16 +121,5 @@ export class TaskRetention {
       );
     }
     return r;
-  }
-
-  private schedule(delay: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.sweep()
-        .catch((err) => this.o.log.error({ err }, 'task retention sweep failed; the next one tries again'))
-        .finally(() => {
-          this.running = undefined;
-          if (this.started) this.schedule(this.o.intervalMs ?? 600_000);
-        });
-    }, delay);
   }
 }

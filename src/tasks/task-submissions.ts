@@ -93,7 +93,7 @@ export class TaskSubmissions implements TaskSubmitter {
     if (s.taskId !== undefined || prepared.strategies.maxRunsPerDay !== undefined) {
       return this.commit(s, prepared).then((c) => c.task.id);
     }
-    const id = newId();
+    const id = s.newTaskId ?? newId();
     return this.d.inbox.append(newTaskRow(s, id, prepared.fields, prepared.now)).then(() => {
       this.d.signals.publish(QUEUED_IN_INBOX);
       return id;
@@ -112,7 +112,7 @@ export class TaskSubmissions implements TaskSubmitter {
     // A new task (the id is ours, so nothing can exist under it) joins the group commit; a caller-chosen id may
     // continue a conversation, and a daily limit counts before inserting: those commit on their own.
     if (s.taskId === undefined && strategies.maxRunsPerDay === undefined) {
-      const row = newTaskRow(s, newId(), fields, now);
+      const row = newTaskRow(s, s.newTaskId ?? newId(), fields, now);
       const task = presentTask(row);
       // The trace and the caller see the task as created (pending) either way; the worker's first event says it runs.
       const slot = s.awaited ? this.d.localSlots?.reserve() : undefined;
@@ -131,7 +131,7 @@ export class TaskSubmissions implements TaskSubmitter {
       return { task, cursor: seq - 1 };
     }
 
-    const id = s.taskId ?? newId();
+    const id = s.taskId ?? s.newTaskId ?? newId();
     // Tasks still in the inbox are runs too.
     if (strategies.maxRunsPerDay !== undefined) await this.d.inbox.settle();
     // A concurrent first submission of the same new id loses the insert race once, then sees the task.

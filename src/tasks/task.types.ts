@@ -95,6 +95,13 @@ export interface TaskSubmission {
   agentId: string;
   /** Caller-chosen id (1-128 printable characters) to create or continue; generated when absent. */
   taskId?: string;
+  /**
+   * The id of the new task when `taskId` is absent: a `newId()` the submitter drew itself, so that it could store the
+   * task's uploads under it first (files.task_id: they go with the task). Never a caller's value: being fresh, it
+   * names no existing task and takes the paths of a generated id (the group commit, the task inbox), whose batches
+   * a duplicate id would fail for every task in them.
+   */
+  newTaskId?: string;
   /** A published version number, 'draft', or undefined for the current published version. */
   version?: number | 'draft';
   source: TaskSource;

@@ -12,7 +12,7 @@ import { TaskInboxRepository } from './task-inbox.repository.js';
 import { TaskQueueRepository } from './task-queue.repository.js';
 import { TaskSignals } from './task-signals.js';
 import { TaskWorker } from './task.worker.js';
-import { TasksRepository } from './tasks.repository.js';
+import { TasksRepository, type RemoveReleasedBlobs } from './tasks.repository.js';
 import { TaskControl } from './task-control.js';
 import { TaskQueries } from './task-queries.js';
 import { TaskSubmissions } from './task-submissions.js';
@@ -43,6 +43,8 @@ export interface TasksModule {
   activity: TaskActivityService;
   /** The retention sweep of the worker role (AGENTRY_TASK_RETENTION_DAYS; idle when 0). */
   retention: TaskRetention;
+  /** Where asynchronous webhook calls' new tasks wait (task-inbox.ts); the file sweep settles it before judging uploads. */
+  inbox: TaskInbox;
 }
 
 /** Wires the tasks domain for the composition root: one signal hub shared by the parts and the worker. */
@@ -60,6 +62,8 @@ export function createTasksModule(d: {
   checkOutputSchema?: OutputSchemaCheck;
   /** Counts the tasks the retention sweep deleted (/metrics). */
   onTasksExpired?: (count: number) => void;
+  /** Removes the blobs of uploads deleted with tasks, after the commit (src/files/file-disposal.ts). */
+  removeBlobs?: RemoveReleasedBlobs;
 }): TasksModule {
   const repo = new TasksRepository(d.db);
   const queue = new TaskQueueRepository(d.db);
@@ -85,9 +89,16 @@ export function createTasksModule(d: {
   const watch = new TaskWatch(repo, signals, worker);
   const submissions = new TaskSubmissions({ repo, agents: d.agents, signals, secretBox: d.secretBox, clock: d.clock, inbox, watch, localSlots: worker, runStart: d.db.dialect === 'postgres' ? 'after-send' : 'now', notifier: d.notifier, preAuth: d.preAuth, checkOutputSchema: d.checkOutputSchema });
   const queries = new TaskQueries({ repo, agents: d.agents, inbox, watch });
-  const control = new TaskControl({ repo, agents: d.agents, signals, clock: d.clock, notifier: d.notifier, queries });
+  const control = new TaskControl({ repo, agents: d.agents, signals, clock: d.clock, notifier: d.notifier, queries, removeBlobs: d.removeBlobs });
   const tasks: TaskParts = { submissions, queries, control };
   const activity = new TaskActivityService(new TaskActivityRepository(d.db), d.agents, d.clock);
-  const retention = new TaskRetention({ repo: new TaskRetentionRepository(d.db), clock: d.clock, log: d.log, days: d.config.taskRetentionDays, onExpired: d.onTasksExpired });
-  return { tasks, worker, signals, activity, retention };
+  const retention = new TaskRetention({
+    repo: new TaskRetentionRepository(d.db),
+    clock: d.clock,
+    log: d.log,
+    days: d.config.taskRetentionDays,
+    onExpired: d.onTasksExpired,
+    removeBlobs: d.removeBlobs,
+  });
+  return { tasks, worker, signals, activity, retention, inbox };
 }

@@ -2,6 +2,7 @@ import { sql, type Compilable, type Insertable, type Selectable, type Transactio
 import { CompiledInsert } from '../db/compiled-once.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { releaseTaskFiles, type ReleasedBlob } from '../files/file-lifetime.repository.js';
 import type { TaskStatus } from './task.types.js';
 import { whereTextMatches, windowStart } from './task-text-search.js';
 
@@ -249,11 +250,12 @@ export class TasksRepository {
       .executeTakeFirst();
   }
 
-  async delete(orgId: string, id: string): Promise<boolean> {
+  /** Deletes the task with its records; `released`: its uploads' blobs, to remove once this has committed. */
+  async delete(orgId: string, id: string, now: number): Promise<{ deleted: boolean; released: ReleasedBlob[] }> {
     return this.transaction(async (trx) => {
-      await deleteTaskRecords(trx, orgId, [id]);
+      const released = await deleteTaskRecords(trx, orgId, [id], now);
       const r = await trx.deleteFrom('tasks').where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
-      return Number(r.numDeletedRows) > 0;
+      return { deleted: Number(r.numDeletedRows) > 0, released };
     });
   }
 
@@ -303,12 +305,20 @@ export class TasksRepository {
 }
 
 /**
- * Deletes what is stored under the given tasks besides their rows: trace, thread and its summary, run records,
- * notifications. One list for every way a task goes (the API's delete above, the retention sweep in
- * task-retention.repository.ts), so none leaves rows behind. At most VALUES_PER_IN_LIST ids (db/batches.ts).
+ * Removes the blobs of uploads deleted with their tasks, after the commit (src/files/file-disposal.ts). Best effort:
+ * it never throws, and a blob it could not remove is retried by the worker role's file sweep.
  */
-export async function deleteTaskRecords(trx: Transaction<Database>, orgId: string, taskIds: readonly string[]): Promise<void> {
-  if (taskIds.length === 0) return;
+export type RemoveReleasedBlobs = (released: readonly ReleasedBlob[]) => Promise<unknown>;
+
+/**
+ * Deletes what is stored under the given tasks besides their rows: trace, thread and its summary, run records,
+ * notifications, uploaded files. One list for every way a task goes (the API's delete above, the retention sweep in
+ * task-retention.repository.ts), so none leaves rows behind. At most VALUES_PER_IN_LIST ids (db/batches.ts).
+ * Returns the blobs of the deleted uploads: the caller removes them once the transaction has committed
+ * (RemoveReleasedBlobs); until then they are recorded in `file_blob_deletions`, written here.
+ */
+export async function deleteTaskRecords(trx: Transaction<Database>, orgId: string, taskIds: readonly string[], now: number): Promise<ReleasedBlob[]> {
+  if (taskIds.length === 0) return [];
   const ids = [...taskIds];
   await trx.deleteFrom('task_events').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
   await trx.deleteFrom('task_messages').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
@@ -320,6 +330,9 @@ export async function deleteTaskRecords(trx: Transaction<Database>, orgId: strin
   const deliveries = trx.selectFrom('notification_deliveries').select('id').where('organization_id', '=', orgId).where('task_id', 'in', ids);
   await trx.deleteFrom('notification_attempts').where('organization_id', '=', orgId).where('delivery_id', 'in', deliveries).execute();
   await trx.deleteFrom('notification_deliveries').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
+  // Its uploads (files.task_id, every run's): the rows now, the blobs after the commit (docs/decisions.md, "Files:
+  // lifetime"). A file whose URL was copied into another task's input still goes: a URL is not a reference.
+  return releaseTaskFiles(trx, orgId, ids, now);
 }
 
 /** PostgreSQL: new tasks, their first runs and their `task_created` events in one statement (data-modifying CTEs). */

@@ -5,6 +5,7 @@ import type { RateLimits } from '../auth/rate-limiter.js';
 import { roleAllows, roleRefusal } from '../auth/roles.js';
 import { AppError } from '../errors.js';
 import type { FilesService, IncomingFile, StoredFile } from '../files/files.service.js';
+import { newId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { Task, TaskSubmission, TaskSubmitter } from '../tasks/task.types.js';
 import { readPath } from './dot-path.js';
@@ -77,13 +78,16 @@ export class WebhookReceiver {
     if (params.prompt === undefined && !call.files.length && !params.context) {
       throw AppError.validation([{ loc: ['body', 'prompt'], msg: 'Field required', type: 'missing' }]);
     }
-    // Most calls carry no files: no two awaits for nothing on the accept's path.
-    const stored = call.files.length ? await this.files.store(organizationId, await this.files.prepare(organizationId, call.files)) : [];
+    // Most calls carry no files: no two awaits for nothing on the accept's path. Uploads are stored under the id their
+    // task will have (a new task's is drawn here), so that they go with it.
+    const newTaskId = call.files.length && params.taskId === undefined ? newId() : undefined;
+    const stored = call.files.length ? await this.files.store(organizationId, await this.files.prepare(organizationId, call.files), params.taskId ?? newTaskId) : [];
     const submission: TaskSubmission = {
       organizationId,
       agentId,
       agent,
       taskId: params.taskId,
+      newTaskId,
       source: 'webhook',
       text: params.prompt ?? '',
       files: stored.map((f) => this.files.toTaskFile(f)),

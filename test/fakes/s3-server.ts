@@ -5,6 +5,7 @@
  *
  *   const s3 = await startS3Server({ accessKeyId: 'AK', secretAccessKey: 'SK', region: 'us-east-1' });
  *   s3.url; s3.objects.get('bucket/key'); s3.rejected; await s3.close();
+ *   s3.failDeletes = true;   // DELETE answers 503 (a store that is down) until set back
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -17,6 +18,8 @@ export interface FakeS3 {
   objects: Map<string, Buffer>;
   /** Requests refused for a bad signature. */
   rejected: number;
+  /** While true, every DELETE answers 503 and removes nothing. */
+  failDeletes: boolean;
   close(): Promise<void>;
 }
 
@@ -28,7 +31,7 @@ async function readAll(req: IncomingMessage): Promise<Buffer> {
 
 export async function startS3Server(creds: { accessKeyId: string; secretAccessKey: string; region: string }): Promise<FakeS3> {
   const objects = new Map<string, Buffer>();
-  const state = { rejected: 0 };
+  const state = { rejected: 0, failDeletes: false };
   const server = createServer(async (req, res) => {
     const body = await readAll(req);
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
@@ -66,6 +69,8 @@ export async function startS3Server(creds: { accessKeyId: string; secretAccessKe
       const obj = objects.get(key);
       if (!obj) res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code></Error>');
       else res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(obj);
+    } else if (req.method === 'DELETE' && state.failDeletes) {
+      res.writeHead(503, { 'content-type': 'application/xml' }).end('<Error><Code>ServiceUnavailable</Code></Error>');
     } else if (req.method === 'DELETE') {
       objects.delete(key);
       res.writeHead(204).end();
@@ -79,6 +84,12 @@ export async function startS3Server(creds: { accessKeyId: string; secretAccessKe
     objects,
     get rejected() {
       return state.rejected;
+    },
+    get failDeletes() {
+      return state.failDeletes;
+    },
+    set failDeletes(v: boolean) {
+      state.failDeletes = v;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

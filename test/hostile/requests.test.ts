@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FileLifetimeRepository } from '../../src/files/file-lifetime.repository.js';
 import { FilesRepository, type FileRecord } from '../../src/files/files.repository.js';
 import { jsonTooDeep } from '../../src/http/json-depth.js';
 import { newId } from '../../src/lib/ids.js';
@@ -174,11 +175,15 @@ describe.each(TEST_DBS)('hostile requests (%s)', (kind) => {
       blobKey: `k${i}`,
       text: null,
       createdAt: Date.now(),
+      taskId: null,
     }));
     await repo.insertMany(records);
     expect(await repo.count(orgA)).toBe(5000);
-    await repo.deleteMany(orgA, records.map((f) => f.id));
+    const lifetime = new FileLifetimeRepository(w.server.container.db);
+    const released = await lifetime.release(orgA, records.map((f) => f.id), Date.now());
+    expect(released).toHaveLength(5000);
     expect(await repo.count(orgA)).toBe(0);
+    await lifetime.forget(released.map((b) => b.blobKey));
   });
 
   it('6. task ids of 101-128 characters work; longer path parameters and bad escapes are 404 in the contract shape', async () => {

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, type Db } from '../../src/db/database.js';
@@ -11,6 +11,7 @@ import { PG_ADMIN_URL, TEST_DBS } from '../support/databases.js';
 import { createTestApp } from '../support/harness.js';
 import { openMigratedDb } from '../support/migrated-db.js';
 import { pendingTaskRow } from '../support/task-row.js';
+import { queryPlan } from '../support/query-plan.js';
 import { ScriptedRunner } from './tasks-harness.js';
 
 const DAY = 86_400_000;
@@ -73,9 +74,9 @@ function observed(inner: RetentionStore, onDelete: (ids: string[]) => Promise<vo
     exclusively: (fn) => s.exclusively((x) => fn(wrap(x))),
     organizationAfter: (a) => s.organizationAfter(a),
     createdBefore: (...a) => s.createdBefore(...a),
-    deleteExpired: async (org, ids, cutoff) => {
+    deleteExpired: async (org, ids, cutoff, now) => {
       await onDelete(ids);
-      return s.deleteExpired(org, ids, cutoff);
+      return s.deleteExpired(org, ids, cutoff, now);
     },
   });
   return wrap(inner);
@@ -221,14 +222,14 @@ describe.each(TEST_DBS)('task retention (%s)', (kind) => {
 
   it('removes the thread summary with a task deleted through the API too (one list of records)', async () => {
     await seed(db, 'org-a', 'x', { status: 'completed', created: RECENT });
-    expect(await new TasksRepository(db).delete('org-a', 'x')).toBe(true);
+    expect((await new TasksRepository(db).delete('org-a', 'x', NOW)).deleted).toBe(true);
     expect(await rowsOf(db, 'org-a', 'x')).toEqual(ALL_ZERO);
   });
 
   it('finds the candidates through indexes: organizations by seek, tasks by a range of tasks_list_idx', async () => {
-    const range = await plan(db, kind, createdBeforeQuery(db.kysely, 'org-a', NOW, { id: 'x', created_at: OLD }, 500).compile());
+    const range = await queryPlan(db, kind, createdBeforeQuery(db.kysely, 'org-a', NOW, { id: 'x', created_at: OLD }, 500).compile());
     expect(range).toContain('tasks_list_idx');
-    const orgs = await plan(db, kind, nextOrganizationQuery(db.kysely, 'org-a').compile());
+    const orgs = await queryPlan(db, kind, nextOrganizationQuery(db.kysely, 'org-a').compile());
     if (kind === 'sqlite') {
       expect(range).toContain('SEARCH tasks USING INDEX tasks_list_idx (organization_id=? AND created_at');
       expect(orgs).toMatch(/SEARCH tasks USING COVERING INDEX \S+ \(organization_id>\?\)/);
@@ -297,20 +298,6 @@ async function openSecondHandle(kind: 'sqlite' | 'postgres', db: Db): Promise<{ 
   const file = (await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(db.kysely)).rows[0]!.file;
   const other = openDatabase({ sqlitePath: file });
   return { db: other, close: () => other.close() };
-}
-
-async function plan(db: Db, kind: string, q: CompiledQuery): Promise<string> {
-  if (kind === 'sqlite') {
-    const r = await db.kysely.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${q.sql}`, [...q.parameters]));
-    return r.rows.map((x) => x.detail).join('\n');
-  }
-  // An empty table would be scanned; forbid that so the planner shows whether the index is usable at all.
-  return db.kysely.connection().execute(async (c) => {
-    await sql`set enable_seqscan = off`.execute(c);
-    const r = await c.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${q.sql}`, [...q.parameters]));
-    await sql`reset enable_seqscan`.execute(c);
-    return r.rows.map((x) => x['QUERY PLAN']).join('\n');
-  });
 }
 
 async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {

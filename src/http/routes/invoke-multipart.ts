@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { Container } from '../../container.js';
 import { AppError, type ValidationIssue } from '../../errors.js';
+import { newId } from '../../lib/ids.js';
 import { boolParsingIssue, parseTextBool } from '../../lib/text-bool.js';
 import type { TaskFile } from '../../tasks/task.types.js';
 import { InvokeBody } from '../../tasks/tasks.schemas.js';
@@ -23,6 +24,14 @@ export const InvokeMultipart = z.object({
   files: z.array(z.string().meta({ format: 'binary' })).optional().describe('Files to attach: every file part counts, whatever its field name. Typed, limited and extracted as webhook uploads are.'),
 });
 
+/** The invoke body of a multipart form; `newTaskId`: the id its new task must get (its files are stored under it). */
+export interface MultipartInvoke {
+  body: InvokeBody;
+  newTaskId?: string;
+  /** Removes the stored files (a refused submission). */
+  discard: () => Promise<void>;
+}
+
 const TEXT_FIELDS = ['id', 'additional_context', 'expected_output', 'instructions_override', 'output_format'] as const;
 /** Booleans as text, read as webhook parameters are (lib/text-bool.ts); '' is "not given". */
 const BOOL_FIELDS = ['disable_attachment_injection'] as const;
@@ -34,7 +43,7 @@ const BOOL_FIELDS = ['disable_attachment_injection'] as const;
  * files then go through the same pipeline as webhook uploads (type, limits, extraction, presigned URL), and
  * `discard` removes them when the submission is refused.
  */
-export async function readMultipartInvoke(request: FastifyRequest, c: Container, organizationId: string): Promise<{ body: InvokeBody; discard: () => Promise<void> }> {
+export async function readMultipartInvoke(request: FastifyRequest, c: Container, organizationId: string): Promise<MultipartInvoke> {
   const { body: fields, files } = await readMultipart(request, c);
   const raw: Record<string, unknown> = { input: { text: typeof fields.text === 'string' ? fields.text : '' } };
   for (const k of TEXT_FIELDS) if (typeof fields[k] === 'string' && fields[k] !== '') raw[k] = fields[k];
@@ -48,10 +57,13 @@ export async function readMultipartInvoke(request: FastifyRequest, c: Container,
   const parsed = InvokeBody.safeParse(raw);
   if (!parsed.success) issues.push(...zodIssuesToDetail(parsed.error.issues, ['body']));
   if (issues.length || !parsed.success) throw AppError.validation(issues);
-  const stored = files.length ? await c.files.ingest(organizationId, files) : [];
+  // Stored under the id their task will have (a continuation's, or a new task's drawn here): they go with it.
+  const newTaskId = files.length && !parsed.data.id ? newId() : undefined;
+  const stored = files.length ? await c.files.ingest(organizationId, files, parsed.data.id ?? newTaskId) : [];
   const attached: TaskFile[] = stored.map((f) => c.files.toTaskFile(f));
   return {
     body: { ...parsed.data, input: { ...parsed.data.input, files: attached } },
+    newTaskId,
     discard: () => c.files.discard(organizationId, stored),
   };
 }

@@ -8,7 +8,7 @@ import type { TaskSubmission } from '../../tasks/task.types.js';
 import { AgentIdParams, InvokeBody, InvokeQuery } from '../../tasks/tasks.schemas.js';
 import { qs, type Router } from '../router.js';
 import { sendEventStream } from './task-stream.js';
-import { InvokeMultipart, readMultipartInvoke } from './invoke-multipart.js';
+import { InvokeMultipart, readMultipartInvoke, type MultipartInvoke } from './invoke-multipart.js';
 
 const SyncInvokeQuery = InvokeQuery.extend({ asynchronous: qs.bool().default(false) });
 
@@ -17,8 +17,8 @@ export function invokeRoutes(router: Router, c: Container): void {
   // Optional only because a multipart body (files attached: invoke-multipart.ts) reaches the handler as no body.
   const spec = { body: InvokeBody.optional(), bodyDocs: { 'multipart/form-data': InvokeMultipart }, query: InvokeQuery, params: AgentIdParams, tags: ['tasks'] };
 
-  /** The JSON body, or the multipart form with its files stored; `discard` undoes the files of a refused call. */
-  const bodyOf = async (request: FastifyRequest, principal: Principal, json: InvokeBody | undefined): Promise<{ body: InvokeBody; discard: () => Promise<void> }> => {
+  /** The JSON body, or the multipart form with its files stored (under `newTaskId`); `discard` undoes them for a refused call. */
+  const bodyOf = async (request: FastifyRequest, principal: Principal, json: InvokeBody | undefined): Promise<MultipartInvoke> => {
     if (request.isMultipart()) return readMultipartInvoke(request, c, principal.organizationId);
     if (!json) throw AppError.validation([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
     return { body: json, discard: async () => {} };
@@ -33,10 +33,10 @@ export function invokeRoutes(router: Router, c: Container): void {
   };
 
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result (asynchronous=true: the pending task)', ...spec, query: SyncInvokeQuery }, async ({ principal, body: json, query, params, request, reply }) => {
-    const { body, discard } = await bodyOf(request, principal, json);
+    const invoked = await bodyOf(request, principal, json);
     // xpander's clients ask the plain invoke route for an asynchronous run with ?asynchronous=true (issue 25).
-    if (query.asynchronous) return refusedWith(discard, () => c.tasks.submissions.submit(submission(principal, params.agent_id, body, query.version, request)));
-    const task = await refusedWith(discard, () => c.tasks.submissions.submit({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true }));
+    if (query.asynchronous) return refusedWith(invoked.discard, () => c.tasks.submissions.submit(submission(principal, params.agent_id, invoked, query.version, request)));
+    const task = await refusedWith(invoked.discard, () => c.tasks.submissions.submit({ ...submission(principal, params.agent_id, invoked, query.version, request), awaited: true }));
     // A caller that hung up stops the wait (not the task, which is committed and runs on).
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
@@ -44,21 +44,21 @@ export function invokeRoutes(router: Router, c: Container): void {
   });
 
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, async ({ principal, body: json, query, params, request }) => {
-    const { body, discard } = await bodyOf(request, principal, json);
-    return refusedWith(discard, () => c.tasks.submissions.submit(submission(principal, params.agent_id, body, query.version, request)));
+    const invoked = await bodyOf(request, principal, json);
+    return refusedWith(invoked.discard, () => c.tasks.submissions.submit(submission(principal, params.agent_id, invoked, query.version, request)));
   });
 
   router.route(
     { method: 'POST', url: '/v1/agents/:agent_id/invoke/stream', summary: 'Invoke an agent; streams the run as Server-Sent Events', ...spec },
     async ({ principal, body: json, query, params, request, reply }) => {
-      const { body, discard } = await bodyOf(request, principal, json);
-      const { task, cursor } = await refusedWith(discard, () => c.tasks.submissions.enqueue({ ...submission(principal, params.agent_id, body, query.version, request), awaited: true }));
+      const invoked = await bodyOf(request, principal, json);
+      const { task, cursor } = await refusedWith(invoked.discard, () => c.tasks.submissions.enqueue({ ...submission(principal, params.agent_id, invoked, query.version, request), awaited: true }));
       return sendEventStream(request, reply, (signal) => c.tasks.queries.follow(principal.organizationId, task.id, cursor, signal));
     },
   );
 }
 
-function submission(principal: Principal, agentId: string, body: InvokeBody, version: number | 'draft' | undefined, request: FastifyRequest): TaskSubmission {
+function submission(principal: Principal, agentId: string, { body, newTaskId }: MultipartInvoke, version: number | 'draft' | undefined, request: FastifyRequest): TaskSubmission {
   return {
     // With an API key in x-api-key, Authorization may carry the end user's token (OIDC pre-auth).
     userToken: userTokenOf(request.headers, principal.kind === 'api_key'),
@@ -67,6 +67,7 @@ function submission(principal: Principal, agentId: string, body: InvokeBody, ver
     agentId,
     caller: principal,
     taskId: body.id ?? undefined,
+    newTaskId,
     version,
     source: 'api',
     text: body.input.text,
