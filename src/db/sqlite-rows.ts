@@ -10,7 +10,8 @@
  *
  * The objects are what libsql's object mode gives: same keys in the same order (a repeated name keeps its last
  * value, as when a key is set twice), same values, except that libsql gives a blob as a Node Buffer in raw mode
- * and as an ArrayBuffer in object mode: converted back here, so no reader sees a difference.
+ * and as an ArrayBuffer in object mode (and a Buffer crosses from a thread as a Uint8Array): converted back here, so
+ * no reader sees a difference.
  */
 export type RowBuilder = (values: unknown[]) => Record<string, unknown>;
 
@@ -21,8 +22,11 @@ export function rowBuilder(names: readonly string[]): RowBuilder {
   return new Function('blob', `return function row(r) { let x; return { ${fields.join(', ')} }; };`)(blobAsArrayBuffer) as RowBuilder;
 }
 
-/** libsql's object mode gives blobs as ArrayBuffers; its raw mode as Buffers (a view of a larger one, maybe). */
+/**
+ * libsql's object mode gives blobs as ArrayBuffers; its raw mode as Buffers (maybe views of a larger one), which
+ * arrive from the list reader's thread as Uint8Arrays.
+ */
 function blobAsArrayBuffer(v: object): unknown {
-  if (!Buffer.isBuffer(v)) return v;
+  if (!ArrayBuffer.isView(v)) return v;
   return v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength);
 }

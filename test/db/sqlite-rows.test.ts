@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'libsql';
+import { afterAll, describe, expect, it } from 'vitest';
+import { withStatementCache } from '../../src/db/sqlite-handle.js';
+import { ThreadedListReads } from '../../src/db/list-reads.js';
+
+/**
+ * libsql rows are read as arrays and made objects in JavaScript (src/db/sqlite-rows.ts), on the service's connection
+ * and on the list reader's thread: every reader must get exactly the objects libsql's own object mode gives.
+ */
+describe('libsql rows built from arrays', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agentry-rows-'));
+  const path = join(dir, 'rows.db');
+  const raw = new Database(path);
+  raw.exec('PRAGMA journal_mode=WAL');
+  raw.exec(`create table t (id integer primary key, name text, "odd ""key"" \\ ${'`'}x${'`'}" text, big integer, data blob, f real)`);
+  raw.exec(`insert into t values (1, 'a', 'q', 9007199254740993, x'00ff10', 1.5), (2, null, null, -3, null, null)`);
+  const handle = withStatementCache(raw);
+  const plain = new Database(path);
+  const reads = new ThreadedListReads(path);
+  afterAll(async () => {
+    await reads.close();
+    plain.close();
+    handle.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const statements = [
+    'select * from t order by id',
+    // A repeated name keeps its last value; expressions have no declared type.
+    'select id, name as id, length(data) as n, data || x\'01\' as joined from t order by 1',
+    'update t set f = f where id = 1 returning *',
+  ];
+
+  it('gives the objects of libsql object mode: keys, order, repeated names, numbers, nulls, blobs as ArrayBuffers', () => {
+    for (const text of statements) {
+      const ours = handle.prepare(text).all([]) as Record<string, unknown>[];
+      const theirs = plain.prepare(text).all() as Record<string, unknown>[];
+      expect(ours).toEqual(theirs);
+      expect(ours.map((r) => Object.keys(r))).toEqual(theirs.map((r) => Object.keys(r)));
+      for (const [i, r] of ours.entries()) for (const k of Object.keys(r)) expect(r[k]?.constructor).toBe(theirs[i]![k]?.constructor);
+    }
+    const [first] = handle.prepare('select data from t where id = 1').all([]) as { data: ArrayBuffer }[];
+    expect(first!.data).toBeInstanceOf(ArrayBuffer);
+    expect([...new Uint8Array(first!.data)]).toEqual([0, 255, 16]);
+  });
+
+  it('streams the same objects (iterate) and leaves writes as they were', () => {
+    const it = handle.prepare('select * from t order by id').iterate([]) as Iterable<unknown>;
+    expect([...it]).toEqual(plain.prepare('select * from t order by id').all());
+    const info = handle.prepare('update t set name = name where id = 2').run([]) as { changes: number };
+    expect(info.changes).toBe(1);
+  });
+
+  it('follows a cached statement whose table gained a column', () => {
+    const text = 'select * from t where id = 2';
+    expect(Object.keys((handle.prepare(text).all([]) as object[])[0]!)).not.toContain('added');
+    raw.exec("alter table t add column added text default 'new'");
+    const [row] = handle.prepare(text).all([]) as Record<string, unknown>[];
+    expect(row).toEqual(plain.prepare(text).all()[0]);
+    expect(row!.added).toBe('new');
+  });
+
+  it('gives the same objects from the list reader thread', async () => {
+    for (const text of ['select * from t order by id', statements[1]!]) {
+      const rows = await reads.all<Record<string, unknown>>('org', { compile: () => ({ sql: text, parameters: [], query: undefined as never }) });
+      expect(rows).toEqual(plain.prepare(text).all());
+    }
+  });
+});
