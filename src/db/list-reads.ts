@@ -2,19 +2,7 @@ import { sql, type Compilable, type Kysely, type RawBuilder } from 'kysely';
 import { AppError } from '../errors.js';
 import { FairQueue } from '../lib/fair-queue.js';
 import { ThreadPool, type ThreadOutcome } from '../lib/thread-pool.js';
-import { setBounded } from '../lib/bounded-map.js';
 import type { Database } from './schema.js';
-import { rowBuilder, type RowBuilder } from './sqlite-rows.js';
-
-/** What the reader thread answers: the rows as arrays of values, and their column names once. */
-interface RawRows {
-  /** Null for a statement that returns no data (its rows, none, come as they are). */
-  columns: string[] | null;
-  rows: unknown[][];
-}
-
-/** Column lists of the reads seen (one per statement): their row builders are kept. */
-const BUILDERS_MAX = 200;
 
 /** A read as the reader thread (sqlite-reader.worker.mjs) takes it. */
 interface ReadRequest {
@@ -53,8 +41,7 @@ const tooMany = () => new AppError('rate_limited', 'Too many list reads are wait
 
 /** libsql with a database file: reads on threads of their own. */
 export class ThreadedListReads implements ListReads {
-  private readonly pool: ThreadPool<ReadRequest, RawRows>;
-  private readonly builders = new Map<string, RowBuilder>();
+  private readonly pool: ThreadPool<ReadRequest, unknown[]>;
   private readonly timeoutMs: number;
 
   constructor(
@@ -88,16 +75,7 @@ export class ThreadedListReads implements ListReads {
 
   async all<R>(owner: string, query: Compilable<R>): Promise<R[]> {
     const { sql, parameters } = query.compile();
-    const { columns, rows } = unwrap(await this.pool.run(owner, { path: this.path, sql, parameters }), this.timeoutMs);
-    return (columns ? rows.map(this.rowsOf(columns)) : rows) as R[];
-  }
-
-  /** The thread sends rows as arrays with their column names: one compiled builder per column list (sqlite-rows.ts). */
-  private rowsOf(columns: string[]): RowBuilder {
-    const key = columns.join('\u0000');
-    let build = this.builders.get(key);
-    if (!build) setBounded(this.builders, key, (build = rowBuilder(columns)), BUILDERS_MAX);
-    return build;
+    return unwrap(await this.pool.run(owner, { path: this.path, sql, parameters }), this.timeoutMs) as R[];
   }
 
   close(): Promise<void> {

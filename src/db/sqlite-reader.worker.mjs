@@ -27,22 +27,10 @@ function statement(path, sql) {
   let s = statements.get(sql);
   if (!s) {
     if (statements.size >= STATEMENTS_MAX) statements.clear();
-    // Rows as arrays, with the column names once: libsql's object rows make every key again for every row, and
-    // arrays of values are also cheaper to copy to the service's thread, which makes them objects (sqlite-rows.ts).
-    // A statement that returns nothing cannot be raw: it runs as it is (and, being a write here, fails).
-    const stmt = db.prepare(sql);
-    s = stmt.reader ? { stmt: stmt.raw(true), columns: stmt.columns().map((c) => c.name) } : { stmt, columns: null };
+    s = db.prepare(sql);
     statements.set(sql, s);
   }
   return s;
-}
-
-function read({ path, sql, parameters }) {
-  const s = statement(path, sql);
-  const rows = s.stmt.all(parameters);
-  // SQLite prepares a statement again after a schema change: its columns may have moved with it.
-  if (s.columns && rows.length && rows[0].length !== s.columns.length) s.columns = s.stmt.columns().map((c) => c.name);
-  return { columns: s.columns, rows };
 }
 
 parentPort.on('message', (msg) => {
@@ -54,7 +42,7 @@ parentPort.on('message', (msg) => {
   }
   const { id, request } = msg;
   try {
-    parentPort.postMessage({ id, ok: true, value: read(request) });
+    parentPort.postMessage({ id, ok: true, value: statement(request.path, request.sql).all(request.parameters) });
   } catch (e) {
     parentPort.postMessage({ id, ok: false, reason: String(e?.message ?? e).slice(0, 2000) });
   }

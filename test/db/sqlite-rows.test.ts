@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import Database from 'libsql';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withStatementCache } from '../../src/db/sqlite-handle.js';
-import { ThreadedListReads } from '../../src/db/list-reads.js';
 
 /**
- * libsql rows are read as arrays and made objects in JavaScript (src/db/sqlite-rows.ts), on the service's connection
- * and on the list reader's thread: every reader must get exactly the objects libsql's own object mode gives.
+ * libsql rows are read as arrays and made objects in JavaScript (src/db/sqlite-rows.ts), on the service's connection:
+ * every reader must get exactly the objects libsql's own object mode gives.
  */
 describe('libsql rows built from arrays', () => {
   const dir = mkdtempSync(join(tmpdir(), 'agentry-rows-'));
@@ -19,9 +18,7 @@ describe('libsql rows built from arrays', () => {
   raw.exec(`insert into t values (1, 'a', 'q', 9007199254740993, x'00ff10', 1.5), (2, null, null, -3, null, null)`);
   const handle = withStatementCache(raw);
   const plain = new Database(path);
-  const reads = new ThreadedListReads(path);
-  afterAll(async () => {
-    await reads.close();
+  afterAll(() => {
     plain.close();
     handle.close();
     rmSync(dir, { recursive: true, force: true });
@@ -61,12 +58,5 @@ describe('libsql rows built from arrays', () => {
     const [row] = handle.prepare(text).all([]) as Record<string, unknown>[];
     expect(row).toEqual(plain.prepare(text).all()[0]);
     expect(row!.added).toBe('new');
-  });
-
-  it('gives the same objects from the list reader thread', async () => {
-    for (const text of ['select * from t order by id', statements[1]!]) {
-      const rows = await reads.all<Record<string, unknown>>('org', { compile: () => ({ sql: text, parameters: [], query: undefined as never }) });
-      expect(rows).toEqual(plain.prepare(text).all());
-    }
   });
 });
