@@ -18,6 +18,8 @@ export type RowBuilder = (values: unknown[]) => Record<string, unknown>;
 
 /** A builder for rows of these column names, compiled once per statement. */
 export function rowBuilder(names: readonly string[]): RowBuilder {
+  // In an object literal `"__proto__": v` sets the prototype: a column of that name (none of ours) gets plain own keys.
+  if (names.includes('__proto__')) return (r) => Object.fromEntries(names.map((name, i) => [name, fromRaw(r[i])]));
   // Keys are written as JSON string literals, so a column name can be anything SQL allows and still only be a key.
   const fields = names.map((name, i) => `${JSON.stringify(name)}: (x = r[${i}], x !== null && typeof x === 'object' ? blob(x) : x)`);
   return new Function('blob', `return function row(r) { let x; return { ${fields.join(', ')} }; };`)(blobAsArrayBuffer) as RowBuilder;
@@ -26,6 +28,8 @@ export function rowBuilder(names: readonly string[]): RowBuilder {
 /**
  * libsql's object mode gives blobs as ArrayBuffers; its raw mode as Buffers (maybe views of a larger one).
  */
+const fromRaw = (x: unknown): unknown => (x !== null && typeof x === 'object' ? blobAsArrayBuffer(x) : x);
+
 function blobAsArrayBuffer(v: object): unknown {
   if (!ArrayBuffer.isView(v)) return v;
   return v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength);

@@ -44,6 +44,13 @@ describe('libsql rows built from arrays', () => {
     expect([...new Uint8Array(first!.data)]).toEqual([0, 255, 16]);
   });
 
+  it('keeps a column named __proto__ an own key, not the row\'s prototype', () => {
+    const [row] = handle.prepare(`select 1 as "__proto__", 2 as b`).all([]) as Record<string, unknown>[];
+    expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(row, '__proto__')?.value).toBe(1);
+    expect(row!.b).toBe(2);
+  });
+
   it('streams the same objects (iterate) and leaves writes as they were', () => {
     const it = handle.prepare('select * from t order by id').iterate([]) as Iterable<unknown>;
     expect([...it]).toEqual(plain.prepare('select * from t order by id').all());
