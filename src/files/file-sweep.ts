@@ -1,9 +1,8 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { PacedSchedule, SWEEP_PACE } from '../lib/paced-schedule.js';
 import type { FileDisposal } from './file-disposal.js';
-import type { FileLifetimeRepository, UploadKey } from './file-lifetime.repository.js';
+import type { FileLifetimeRepository, UploadHolder } from './file-lifetime.repository.js';
 
 /**
  * How old an upload must be before a missing task makes it an orphan. Files are stored before their task is
@@ -118,29 +117,22 @@ export class FileSweep {
 
   private async releaseOrphans(repo: FileLifetimeRepository, from: number, cutoff: number, now: number, r: FileSweepResult): Promise<void> {
     let settled = false;
-    for (let org = await repo.organizationAfter(undefined); org !== undefined && !this.schedule.halted; org = await repo.organizationAfter(org)) {
-      for (let after: UploadKey | undefined; !this.schedule.halted; ) {
-        const page = await repo.uploads(org, from, cutoff, after, this.batch);
-        await nextTurn();
-        if (page.length === 0 || this.schedule.halted) break;
-        const orphans = page.filter((u) => !u.held).map((u) => u.id);
-        if (orphans.length > 0) {
-          // Its task may wait in the task inbox (an asynchronous webhook call): moved, it exists and holds the file.
-          if (!settled) await this.o.settleTasks();
-          settled = true;
-          const t = performance.now();
-          const released = await repo.releaseOrphans(org, orphans, cutoff, now);
-          const took = performance.now() - t;
-          r.orphans += released.length;
-          if (released.length > 0) this.o.onOrphans?.(released.length);
-          const done = await this.o.disposal.removeBlobs(released);
-          r.blobsRemoved += done.removed;
-          r.blobsFailed += done.failed;
-          await this.schedule.pause(took);
-        }
-        if (page.length < this.batch) break;
-        after = page[page.length - 1];
-      }
+    const pages = this.schedule.pages((org) => repo.organizationAfter(org), (org, after: UploadHolder | undefined, size) => repo.uploads(org, from, cutoff, after, size), this.batch);
+    for await (const { org, page } of pages) {
+      const orphans = page.filter((u) => !u.held).map((u) => u.id);
+      if (orphans.length === 0) continue;
+      // Its task may wait in the task inbox (an asynchronous webhook call): moved, it exists and holds the file.
+      if (!settled) await this.o.settleTasks();
+      settled = true;
+      const t = performance.now();
+      const released = await repo.releaseOrphans(org, orphans, cutoff, now);
+      const took = performance.now() - t;
+      r.orphans += released.length;
+      if (released.length > 0) this.o.onOrphans?.(released.length);
+      const done = await this.o.disposal.removeBlobs(released);
+      r.blobsRemoved += done.removed;
+      r.blobsFailed += done.failed;
+      await this.schedule.pause(took);
     }
   }
 }

@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { PacedSchedule, SWEEP_PACE } from '../lib/paced-schedule.js';
@@ -92,24 +91,18 @@ export class TaskRetention {
     const cutoff = now - this.o.days * DAY_MS;
     const r: SweepResult = { deleted: 0, batches: 0, ms: 0, longestBatchMs: 0 };
     const out = await this.o.repo.exclusively(async (repo) => {
-      for (let org = await repo.organizationAfter(undefined); org !== undefined && !this.schedule.halted; org = await repo.organizationAfter(org)) {
-        for (let after: RangeKey | undefined; !this.schedule.halted; ) {
-          const page = await repo.createdBefore(org, cutoff, after, this.batch);
-          await nextTurn();
-          if (page.length === 0 || this.schedule.halted) break;
-          const t = performance.now();
-          const { deleted: n, released } = await repo.deleteExpired(org, page.map((p) => p.id), cutoff, now);
-          const took = performance.now() - t;
-          r.longestBatchMs = Math.max(r.longestBatchMs, took);
-          r.batches++;
-          r.deleted += n;
-          if (n > 0) this.o.onExpired?.(n);
-          // Outside the pacing: the blob store's time, not the database's (one delete of their records at most).
-          if (released.length) await this.o.removeBlobs?.(released);
-          await this.schedule.pause(took);
-          if (page.length < this.batch) break;
-          after = page[page.length - 1];
-        }
+      const pages = this.schedule.pages((org) => repo.organizationAfter(org), (org, after: RangeKey | undefined, size) => repo.createdBefore(org, cutoff, after, size), this.batch);
+      for await (const { org, page } of pages) {
+        const t = performance.now();
+        const { deleted: n, released } = await repo.deleteExpired(org, page.map((p) => p.id), cutoff, now);
+        const took = performance.now() - t;
+        r.longestBatchMs = Math.max(r.longestBatchMs, took);
+        r.batches++;
+        r.deleted += n;
+        if (n > 0) this.o.onExpired?.(n);
+        // Outside the pacing: the blob store's time, not the database's (one delete of their records at most).
+        if (released.length) await this.o.removeBlobs?.(released);
+        await this.schedule.pause(took);
       }
     });
     if (!out.ran) return undefined;
