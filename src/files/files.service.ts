@@ -180,6 +180,16 @@ export class FilesService {
     return this.store(organizationId, await this.prepare(organizationId, files), taskId);
   }
 
+  /**
+   * A submission's uploads, stored under the id their task will have, so that they go with it: `taskId` (a
+   * continuation's), else a fresh id drawn here, returned as `newTaskId` for the submission to create its task under
+   * (TaskSubmission.newTaskId). Call it only with files: a call without them draws and stores nothing.
+   */
+  async ingestForTask(organizationId: string, files: IncomingFile[], taskId: string | undefined): Promise<{ stored: StoredFile[]; newTaskId?: string }> {
+    const newTaskId = taskId === undefined ? newId() : undefined;
+    return { stored: await this.ingest(organizationId, files, taskId ?? newTaskId), newTaskId };
+  }
+
   /** Removes stored files (rows, text, blobs): a refused submission's (compensation), a deleted document's. */
   async discard(organizationId: string, files: { id: string }[]): Promise<void> {
     if (!files.length) return;

@@ -5,7 +5,6 @@ import type { RateLimits } from '../auth/rate-limiter.js';
 import { roleAllows, roleRefusal } from '../auth/roles.js';
 import { AppError } from '../errors.js';
 import type { FilesService, IncomingFile, StoredFile } from '../files/files.service.js';
-import { newId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { Task, TaskSubmission, TaskSubmitter } from '../tasks/task.types.js';
 import { readPath } from './dot-path.js';
@@ -53,6 +52,9 @@ export interface WebhookTaskResult {
   execution_attempts: number;
 }
 
+/** A call without files: no uploads, no task id drawn for them. */
+const NO_UPLOADS: { stored: StoredFile[]; newTaskId?: string } = Object.freeze({ stored: [] });
+
 /**
  * The webhook receiver (spec 4.3-4.5, 7.2; docs/contract.md#webhooks): authenticates the call, resolves its parameters,
  * stores its files and submits the task. Nothing is stored for a refused call; an asynchronous call is answered
@@ -78,10 +80,8 @@ export class WebhookReceiver {
     if (params.prompt === undefined && !call.files.length && !params.context) {
       throw AppError.validation([{ loc: ['body', 'prompt'], msg: 'Field required', type: 'missing' }]);
     }
-    // Most calls carry no files: no two awaits for nothing on the accept's path. Uploads are stored under the id their
-    // task will have (a new task's is drawn here), so that they go with it.
-    const newTaskId = call.files.length && params.taskId === undefined ? newId() : undefined;
-    const stored = call.files.length ? await this.files.store(organizationId, await this.files.prepare(organizationId, call.files), params.taskId ?? newTaskId) : [];
+    // Most calls carry no files: no awaits for nothing on the accept's path.
+    const { stored, newTaskId } = call.files.length ? await this.files.ingestForTask(organizationId, call.files, params.taskId) : NO_UPLOADS;
     const submission: TaskSubmission = {
       organizationId,
       agentId,

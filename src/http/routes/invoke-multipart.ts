@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { Container } from '../../container.js';
 import { AppError, type ValidationIssue } from '../../errors.js';
-import { newId } from '../../lib/ids.js';
 import { boolParsingIssue, parseTextBool } from '../../lib/text-bool.js';
 import type { TaskFile } from '../../tasks/task.types.js';
 import { InvokeBody } from '../../tasks/tasks.schemas.js';
@@ -57,9 +56,7 @@ export async function readMultipartInvoke(request: FastifyRequest, c: Container,
   const parsed = InvokeBody.safeParse(raw);
   if (!parsed.success) issues.push(...zodIssuesToDetail(parsed.error.issues, ['body']));
   if (issues.length || !parsed.success) throw AppError.validation(issues);
-  // Stored under the id their task will have (a continuation's, or a new task's drawn here): they go with it.
-  const newTaskId = files.length && !parsed.data.id ? newId() : undefined;
-  const stored = files.length ? await c.files.ingest(organizationId, files, parsed.data.id ?? newTaskId) : [];
+  const { stored, newTaskId } = files.length ? await c.files.ingestForTask(organizationId, files, parsed.data.id ?? undefined) : { stored: [] };
   const attached: TaskFile[] = stored.map((f) => c.files.toTaskFile(f));
   return {
     body: { ...parsed.data, input: { ...parsed.data.input, files: attached } },
