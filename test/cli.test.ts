@@ -129,6 +129,9 @@ describe.each(TEST_DBS)('command line and production start (%s)', (kind) => {
     expect(loaded).toContain('@ai-sdk/provider-utils');
     expect(loaded).not.toContain('@modelcontextprotocol/sdk');
     expect(loaded).not.toContain('@a2a-js/sdk');
+    // So are the provider-specific AI SDK packages, by the first model built on them (~4 MB together), and the
+    // pretty log printer, by the pretty log format.
+    for (const pkg of ['@ai-sdk/openai', '@ai-sdk/anthropic', '@ai-sdk/google', 'pino-pretty']) expect(loaded).not.toContain(pkg);
     const r = await fetch(`${api}/v1/agents`, {
       method: 'POST',
       headers: { 'x-api-key': BOOTSTRAP, 'content-type': 'application/json' },

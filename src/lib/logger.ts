@@ -1,5 +1,5 @@
+import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
-import pretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -14,6 +14,8 @@ export function redactUrl(url: string): string {
     .replace(/([?&](?:x-api-key|api_key|sig|token|code|state)=)[^&#]*/gi, '$1[REDACTED]');
 }
 
+const SECRET_FIELDS = ['llm_credentials', 'api_key', 'password', 'client_secret', 'token'];
+
 /**
  * `format: 'pretty'` (AGENTRY_LOG_FORMAT) writes coloured single lines for a person at a terminal, synchronously on
  * this thread (no transport worker): meant for development, where a few microseconds a line do not matter.
@@ -22,13 +24,22 @@ export function createLogger(level: string, format: 'json' | 'pretty' = 'json', 
   const options: pino.LoggerOptions = {
     level,
     redact: {
-      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie', '*.llm_credentials', '*.api_key', '*.password', '*.client_secret', '*.token'],
+      // Each secret-bearing name at the top of a line's fields and one level down (pino's `*` is one level only).
+      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie', ...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`)],
       censor: '[REDACTED]',
     },
     serializers: {
       req: (req: { id?: string; method?: string; url?: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url ?? '') }),
     },
   };
-  if (format === 'pretty') return pino(options, pretty({ colorize: process.stdout.isTTY === true, sync: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
+  if (format === 'pretty') {
+    const pretty = loadPretty()({ colorize: !destination && process.stdout.isTTY === true, sync: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l', ...(destination && { destination }) });
+    return pino(options, pretty);
+  }
   return destination ? pino(options, destination) : pino(options);
+}
+
+/** pino-pretty only where it is used (`format: 'pretty'`): a production process never loads it (~0.7 MB resident). */
+function loadPretty(): typeof import('pino-pretty') {
+  return createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
 }

@@ -1,9 +1,7 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel, streamText } from 'ai';
 import { withDirectChatStream } from './chat-completions-stream.js';
+import { anthropicSdk, googleSdk, openaiSdk } from './provider-sdks.js';
 
 /** The SDK's per-call `providerOptions` (its type lives in a package that is not a direct dependency). */
 export type ProviderOptions = NonNullable<Parameters<typeof streamText>[0]['providerOptions']>;
@@ -45,9 +43,10 @@ export interface ProviderAdapter {
   officialBases(env: Readonly<Record<string, string>>): string[];
   /**
    * Builds the model. Throws ProviderConfigError when the endpoint cannot be completed (e.g. a missing account id);
-   * its message says what to set.
+   * its message says what to set. A promise when the provider's own SDK package is loaded on first use
+   * (provider-sdks.ts).
    */
-  createModel(req: ModelRequest): LanguageModel;
+  createModel(req: ModelRequest): LanguageModel | Promise<LanguageModel>;
   /** How the agent's llm_reasoning_effort reaches this provider (reasoning-effort.ts); absent: it has no equivalent. */
   reasoning?: ReasoningAdapter;
 }
@@ -138,8 +137,8 @@ const google = (label: string): ProviderAdapter => ({
   officialBases: () => ['https://generativelanguage.googleapis.com/v1beta'],
   // A custom base is taken as a proxy of the Gemini API itself (docs/contract.md#llm-api-base switches protocol only
   // for OpenAI-style providers).
-  createModel: (req) =>
-    createGoogleGenerativeAI({ apiKey: req.apiKey, baseURL: req.baseUrl?.replace(/\/+$/, ''), headers: req.headers, fetch: req.fetch })(
+  createModel: async (req) =>
+    (await googleSdk.get()).createGoogleGenerativeAI({ apiKey: req.apiKey, baseURL: req.baseUrl?.replace(/\/+$/, ''), headers: req.headers, fetch: req.fetch })(
       req.modelName,
     ),
 });
@@ -154,7 +153,7 @@ export const PROVIDER_ADAPTERS: Record<LLMModelProvider, ProviderAdapter> = {
     createModel: (req) =>
       req.baseUrl
         ? compatible('openai', req.baseUrl, req)
-        : createOpenAI({ apiKey: req.apiKey, headers: req.headers, fetch: req.fetch }).responses(req.modelName),
+        : openaiSdk.get().then(({ createOpenAI }) => createOpenAI({ apiKey: req.apiKey, headers: req.headers, fetch: req.fetch }).responses(req.modelName)),
     // Only the official Responses endpoint: a custom base gets Chat Completions, whose servers may reject an unknown
     // reasoning_effort field.
     reasoning: { kind: 'levels', options: (level) => ({ openai: { reasoningEffort: String(level) } }), customBase: false },
@@ -164,8 +163,8 @@ export const PROVIDER_ADAPTERS: Record<LLMModelProvider, ProviderAdapter> = {
     envKeys: ['ANTHROPIC_API_KEY'],
     // The SDK itself takes the unversioned URL for the versioned one.
     officialBases: () => ['https://api.anthropic.com/v1', 'https://api.anthropic.com'],
-    createModel: (req) =>
-      createAnthropic({ apiKey: req.apiKey, baseURL: req.baseUrl?.replace(/\/+$/, ''), headers: req.headers, fetch: req.fetch })(req.modelName),
+    createModel: async (req) =>
+      (await anthropicSdk.get()).createAnthropic({ apiKey: req.apiKey, baseURL: req.baseUrl?.replace(/\/+$/, ''), headers: req.headers, fetch: req.fetch })(req.modelName),
     // Extended thinking. The SDK sends max_tokens = the model's output limit (the run sets none), which must exceed the
     // budget: the catalog's budgets stay under each model's limit. It also drops temperature and top_k with thinking.
     reasoning: {

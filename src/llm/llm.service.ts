@@ -84,7 +84,7 @@ export class LlmService {
     if (!model) {
       // A tenant's endpoint (llm_api_base) answers within a size limit; the official ones are not the tenant's.
       const transport = baseUrl ? boundedFetch(this.deps.egressFetch, MAX_LLM_MESSAGE_BYTES) : this.deps.publicFetch;
-      model = PROVIDER_ADAPTERS[provider].createModel({
+      model = await PROVIDER_ADAPTERS[provider].createModel({
         modelName,
         apiKey: credential.apiKey,
         baseUrl,
