@@ -41,6 +41,7 @@ const EnvSchema = z.object({
   AGENTRY_RATE_LIMIT_WEBHOOK_BURST: z.coerce.number().int().min(1).default(100),
   AGENTRY_RATE_LIMIT_LEASE: z.coerce.number().int().min(1).max(10_000).default(10),
   AGENTRY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  AGENTRY_MAX_PAUSED_RUNS: z.coerce.number().int().min(0).max(100_000).default(200),
   AGENTRY_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
   /** How often a worker looks for due schedules (docs/schedules.md): a schedule fires at most this late. */
   AGENTRY_SCHEDULER_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
@@ -130,7 +131,8 @@ export interface Config {
   oidcPreAuth?: { issuer: string; jwksUrl?: string };
   /** Token buckets (src/auth/rate-limiter.ts): per API key and per public webhook URL; perSecond 0 turns one off. */
   rateLimits: { key: { perSecond: number; burst: number }; webhook: { perSecond: number; burst: number }; lease: number };
-  worker: { concurrency: number; leaseMs: number; schedulerPollMs: number };
+  /** maxPausedRuns: runs paused for approval that lend their worker slot (SlotLedger.parkForApproval). */
+  worker: { concurrency: number; maxPausedRuns: number; leaseMs: number; schedulerPollMs: number };
   syncTimeoutMs: number;
   schemaNodeBudget: number;
   /** Upload limits; `maxFilesPerRequest` is checked while a multipart body streams in. */
@@ -217,7 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       webhook: { perSecond: e.AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND, burst: e.AGENTRY_RATE_LIMIT_WEBHOOK_BURST },
       lease: e.AGENTRY_RATE_LIMIT_LEASE,
     },
-    worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, leaseMs: e.AGENTRY_TASK_LEASE_MS, schedulerPollMs: e.AGENTRY_SCHEDULER_POLL_MS },
+    worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, maxPausedRuns: e.AGENTRY_MAX_PAUSED_RUNS, leaseMs: e.AGENTRY_TASK_LEASE_MS, schedulerPollMs: e.AGENTRY_SCHEDULER_POLL_MS },
     syncTimeoutMs: e.AGENTRY_SYNC_TIMEOUT_MS,
     schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,
     files: { maxFileBytes: e.AGENTRY_MAX_FILE_BYTES, maxRequestBytes: e.AGENTRY_MAX_REQUEST_BYTES, maxFilesPerRequest: e.AGENTRY_MAX_FILES_PER_REQUEST },

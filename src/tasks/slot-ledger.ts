@@ -9,6 +9,8 @@ import type { Execution } from './task-execution.js';
 
 export interface SlotLedgerDeps {
   concurrency: number;
+  /** Runs paused for a person's approval that lend their slot at once (AGENTRY_MAX_PAUSED_RUNS); past it they hold it. */
+  maxPausedRuns: number;
   /** A slot became free that the claimer may have stopped claiming for want of: wake it. */
   slotFreed: () => void;
 }
@@ -21,7 +23,13 @@ export class SlotLedger {
   /** Slots held for awaited submissions being committed (see TaskWorker.reserve) and for tasks being claimed. */
   private reserved = 0;
   /** Slots lent by runs waiting on a child task (parkWhile); bounded by MAX_LENT_SLOTS_PER_SLOT x concurrency. */
-  private lent = 0;
+  private lentToChildren = 0;
+  /** Slots lent by runs paused for an approval (parkForApproval); bounded by maxPausedRuns. */
+  private lentByPaused = 0;
+
+  private get lent(): number {
+    return this.lentToChildren + this.lentByPaused;
+  }
 
   constructor(private readonly d: SlotLedgerDeps) {}
 
@@ -88,14 +96,36 @@ export class SlotLedger {
    * the bound a parent waits holding its slot, as before.
    */
   async parkWhile<T>(waiting: Promise<T>): Promise<T> {
-    if (this.lent >= this.d.concurrency * MAX_LENT_SLOTS_PER_SLOT) return waiting;
-    this.lent++;
+    if (this.lentToChildren >= this.d.concurrency * MAX_LENT_SLOTS_PER_SLOT) return waiting;
+    this.lentToChildren++;
     this.d.slotFreed();
     try {
       return await waiting;
     } finally {
-      this.lent--;
+      this.lentToChildren--;
     }
+  }
+
+  /**
+   * A run paused for a person's approval lends its slot: a decision may take days, and as many supervised tasks
+   * waiting as there are slots would otherwise stop every other task of every organization. The paused run stays in
+   * memory (its conversation, its heartbeat), so these loans have their own bound; past it a paused run holds its
+   * slot. A run resumed by the decision runs over the concurrency until it ends, as a parent back from its child does.
+   */
+  async parkForApproval<T>(waiting: Promise<T>): Promise<T> {
+    if (this.lentByPaused >= this.d.maxPausedRuns) return waiting;
+    this.lentByPaused++;
+    this.d.slotFreed();
+    try {
+      return await waiting;
+    } finally {
+      this.lentByPaused--;
+    }
+  }
+
+  /** Runs paused for approval whose slot is lent now (for /metrics and tests). */
+  get pausedLending(): number {
+    return this.lentByPaused;
   }
 }
 

@@ -31,6 +31,8 @@ export interface TaskWorkerDeps {
   clock: Clock;
   log: Logger;
   concurrency: number;
+  /** Runs paused for approval that lend their slot (AGENTRY_MAX_PAUSED_RUNS). */
+  maxPausedRuns: number;
   leaseMs: number;
   /** Plans the notifications of a task end, committed with its final status (docs/notifications.md). */
   notifier?: TaskEndNotifier;
@@ -65,7 +67,7 @@ export class TaskWorker implements Startable, LocalSlots {
 
   constructor(private readonly d: TaskWorkerDeps) {
     // The claimer is built next and needs the ledger; the ledger reaches it through this closure, at call time.
-    this.slots = new SlotLedger({ concurrency: d.concurrency, slotFreed: () => this.claimer.wake() });
+    this.slots = new SlotLedger({ concurrency: d.concurrency, maxPausedRuns: d.maxPausedRuns, slotFreed: () => this.claimer.wake() });
     this.claimer = new TaskClaimer({ ...d, owner: this.owner, slots: this.slots, launch: (row) => this.launch(row) });
     this.supervisor = new RunSupervisor({ ...d, owner: this.owner, slots: this.slots });
     this.trace = new TraceWriter(d);
@@ -219,7 +221,7 @@ export class TaskWorker implements Startable, LocalSlots {
       this.trace.emit(e, 'task_updated', presentTask(row), true);
       await this.trace.flush(e);
     }
-    return decided;
+    return this.slots.parkForApproval(decided);
   }
 }
 

@@ -81,6 +81,7 @@ export function createTasksModule(d: {
     clock: d.clock,
     log: d.log,
     concurrency: d.config.worker.concurrency,
+    maxPausedRuns: d.config.worker.maxPausedRuns,
     leaseMs: d.config.worker.leaseMs,
     notifier: d.notifier,
   });

@@ -79,6 +79,21 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     expect(JSON.stringify((await t.req('GET', `/v1/tasks/${task.id}/events`)).json())).not.toContain('tok-very-secret');
   });
 
+  it('lends the slot of a run paused for approval: tasks waiting for a person do not stop the others', async () => {
+    runner.handler = async (req) =>
+      req.task.input.text.startsWith('needs approval') ? { result: String(await req.requestApproval({ tool: 'send_mail', arguments: {} })) } : { result: 'ran' };
+    // As many paused runs as the worker has slots (2), and then some.
+    const paused = [];
+    for (let i = 0; i < 3; i++) paused.push(await invokeAsync(agentId, `needs approval ${i}`));
+    for (const p of paused) await t.waitTask(p.id, (x) => x.status === 'paused');
+    const plain = await t.createAgent(LLM);
+    const r = await t.req('POST', `/v1/agents/${plain}/invoke`, { input: { text: 'meanwhile' } });
+    expect(r.json()).toMatchObject({ status: 'completed', result: 'ran' });
+    // Decided later, each paused run finishes.
+    for (const p of paused) expect((await t.req('POST', `/v1/tasks/${p.id}/approve`)).statusCode).toBe(200);
+    for (const p of paused) expect((await t.waitTask(p.id, (x) => x.status === 'completed')).result).toBe('true');
+  });
+
   it('runs at most the configured number of tasks at once', async () => {
     const runs = holdRuns(runner);
     const plain = await t.createAgent(LLM);
@@ -341,6 +356,35 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
     for (const b of blockers) await t.waitTask(b.id, (x) => x.status === 'completed');
     // Its tasks stay readable.
     expect((await t.req('GET', `/v1/agents/${doomed}/tasks`)).json().total).toBe(1);
+  });
+});
+
+/** AGENTRY_MAX_PAUSED_RUNS bounds the paused runs that lend their slot: past it a paused run holds its slot, as before. */
+describe.each(TEST_DBS)('paused runs past AGENTRY_MAX_PAUSED_RUNS (%s)', (kind) => {
+  let t: TasksApp;
+  const runner = new ScriptedRunner();
+  beforeAll(async () => {
+    t = await createTasksApp(kind, { runner, env: { AGENTRY_WORKER_CONCURRENCY: '1', AGENTRY_MAX_PAUSED_RUNS: '1' } });
+  });
+  afterAll(async () => t?.close());
+
+  it('lends one slot, then the second paused run holds the only slot until its decision', async () => {
+    runner.handler = async (req) =>
+      req.task.input.text.startsWith('needs approval') ? { result: String(await req.requestApproval({ tool: 'send_mail', arguments: {} })) } : { result: 'ran' };
+    const supervised = await t.createAgent({ ...LLM, is_supervised: true });
+    const plain = await t.createAgent(LLM);
+    const post = async (agent: string, text: string) => (await t.req('POST', `/v1/agents/${agent}/invoke/async`, { input: { text } })).json() as Task;
+    const first = await post(supervised, 'needs approval 1');
+    await t.waitTask(first.id, (x) => x.status === 'paused');
+    const second = await post(supervised, 'needs approval 2');
+    await t.waitTask(second.id, (x) => x.status === 'paused');
+    const blocked = await post(plain, 'blocked');
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await t.req('GET', `/v1/tasks/${blocked.id}`)).json().status).toBe('pending');
+    expect((await t.req('POST', `/v1/tasks/${second.id}/reject`)).statusCode).toBe(200);
+    expect((await t.waitTask(blocked.id, (x) => x.status === 'completed')).result).toBe('ran');
+    expect((await t.req('POST', `/v1/tasks/${first.id}/approve`)).statusCode).toBe(200);
+    await t.waitTask(first.id, (x) => x.status === 'completed');
   });
 });
 

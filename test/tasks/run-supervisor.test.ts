@@ -55,7 +55,7 @@ describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
   }
 
   it('does not take a run whose task is committed while the control read is in flight for lost', async () => {
-    const slots = new SlotLedger({ concurrency: 4, slotFreed: () => {} });
+    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, slotFreed: () => {} });
     const t0 = Date.now();
     const e = execution('landing', true, t0);
     slots.add(e);
@@ -80,7 +80,7 @@ describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
   });
 
   it('still aborts a recorded run whose task is no longer this worker’s', async () => {
-    const slots = new SlotLedger({ concurrency: 4, slotFreed: () => {} });
+    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, slotFreed: () => {} });
     const t0 = Date.now();
     await db.kysely.insertInto('tasks').values({ ...claimedRow('taken', t0), lease_owner: 'worker-2' } as never).execute();
     const e = execution('taken', false, t0);
