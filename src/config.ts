@@ -49,6 +49,7 @@ const EnvSchema = z.object({
   AGENTRY_SCHEMA_NODE_BUDGET: z.coerce.number().int().min(100).default(5000),
   AGENTRY_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
   AGENTRY_MAX_REQUEST_BYTES: z.coerce.number().int().min(1).default(100 * 1024 * 1024),
+  AGENTRY_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   AGENTRY_MAX_FILES_PER_REQUEST: z.coerce.number().int().min(1).max(10_000).default(100),
   AGENTRY_MAX_JSON_DEPTH: z.coerce.number().int().min(16).max(10_000).default(256),
   AGENTRY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
@@ -139,6 +140,11 @@ export interface Config {
   files: { maxFileBytes: number; maxRequestBytes: number; maxFilesPerRequest: number };
   /** Deepest JSON nesting a request body may have (checked in one pass over the text before parsing). */
   maxJsonDepth: number;
+  /**
+   * Largest request body apart from uploaded files, on both listeners: a JSON or form body, and a multipart body's
+   * text fields together (uploads have their own limits in `files`).
+   */
+  maxBodyBytes: number;
   /** Longest a client may take to send one whole request (headers and body), on both listeners. */
   requestTimeoutMs: number;
   /** The extraction host (child processes reading uploads) and what it may decode. */
@@ -224,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,
     files: { maxFileBytes: e.AGENTRY_MAX_FILE_BYTES, maxRequestBytes: e.AGENTRY_MAX_REQUEST_BYTES, maxFilesPerRequest: e.AGENTRY_MAX_FILES_PER_REQUEST },
     maxJsonDepth: e.AGENTRY_MAX_JSON_DEPTH,
+    maxBodyBytes: e.AGENTRY_MAX_BODY_BYTES,
     requestTimeoutMs: e.AGENTRY_REQUEST_TIMEOUT_MS,
     extraction: {
       processes: e.AGENTRY_EXTRACT_PROCESSES,

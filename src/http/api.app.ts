@@ -38,7 +38,7 @@ export type RouteModule = (router: Router, c: Container) => void;
 const routeModules: RouteModule[] = [systemRoutes, agentsRoutes, llmProvidersRoutes, secretsRoutes, customFunctionsRoutes, mcpServersRoutes, mcpOAuthRoutes, skillsRoutes, filesRoutes, webhookChannelRoutes, invokeRoutes, tasksRoutes, knowledgeRoutes, connectorsRoutes, apiKeysRoutes, schedulesRoutes, memoriesRoutes, notificationsRoutes, xpanderRoutes, a2aRoutes, mcpEndpointRoutes, workflowsRoutes];
 
 export async function buildApiApp(c: Container): Promise<FastifyInstance> {
-  const app = createFastify(c.log, { maxJsonDepth: c.config.maxJsonDepth, requestTimeoutMs: c.config.requestTimeoutMs });
+  const app = createFastify(c.log, { bodyLimit: c.config.maxBodyBytes, maxJsonDepth: c.config.maxJsonDepth, requestTimeoutMs: c.config.requestTimeoutMs });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

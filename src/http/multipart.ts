@@ -14,9 +14,14 @@ export async function readMultipart(request: FastifyRequest, c: Container): Prom
   const body: Record<string, unknown> = {};
   const files: IncomingFile[] = [];
   let total = 0;
+  // The text fields together are bounded like a JSON body (AGENTRY_MAX_BODY_BYTES): each may be 1 MiB, and a
+  // thousand of them would otherwise be buffered whatever the upload limits say.
+  let fieldBytes = 0;
   try {
     for await (const part of request.parts({ limits: { fileSize: maxFileBytes } })) {
       if (part.type === 'field') {
+        fieldBytes += Buffer.byteLength(part.fieldname) + (typeof part.value === 'string' ? Buffer.byteLength(part.value) : 0);
+        if (fieldBytes > c.config.maxBodyBytes) throw fieldsTooLargeError(c.config.maxBodyBytes);
         if (!(part.fieldname in body)) body[part.fieldname] = part.value;
         continue;
       }
@@ -39,6 +44,11 @@ export async function readMultipart(request: FastifyRequest, c: Container): Prom
     throw multipartError(request, e);
   }
   return { body, files };
+}
+
+/** 413 naming the limit (AGENTRY_MAX_BODY_BYTES). */
+function fieldsTooLargeError(max: number): AppError {
+  return new AppError('too_large', `Request too large: the text fields may total at most ${max} bytes`);
 }
 
 /** 413 naming the limit (AGENTRY_MAX_FILES_PER_REQUEST). */

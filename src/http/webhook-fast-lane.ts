@@ -60,7 +60,7 @@ const JSON_PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'ignore' }
 
 export function createWebhookFastLane(c: Container): WebhookFastLane {
   let closing = false;
-  const limit = c.config.files.maxRequestBytes;
+  const limit = c.config.maxBodyBytes;
   const maxDepth = c.config.maxJsonDepth;
   const verbose = c.log.isLevelEnabled('debug');
   const accepted: LaneSeries | undefined = c.metrics && {

@@ -33,13 +33,15 @@ export interface WebhookAppOptions {
  * the routes below serve the rest, and `inject`, identically.
  */
 export async function buildWebhookApp(c: Container, opts: WebhookAppOptions = {}): Promise<FastifyInstance> {
-  const { maxRequestBytes } = c.config.files;
+  // JSON and form bodies are bounded apart from uploads: a 100 MiB prompt is not an upload (multipart.ts counts a
+  // multipart body's text fields against the same limit).
+  const { maxBodyBytes } = c.config;
   const lane = opts.fastLane === false ? undefined : createWebhookFastLane(c);
-  const app = createFastify(c.log, { bodyLimit: maxRequestBytes, serverFactory: lane?.serverFactory, maxJsonDepth: c.config.maxJsonDepth, requestTimeoutMs: c.config.requestTimeoutMs });
+  const app = createFastify(c.log, { bodyLimit: maxBodyBytes, serverFactory: lane?.serverFactory, maxJsonDepth: c.config.maxJsonDepth, requestTimeoutMs: c.config.requestTimeoutMs });
   if (lane) app.addHook('preClose', async () => lane.close());
   installErrorHandler(app);
   if (c.metrics) installHttpMetrics(app, c.metrics, 'webhooks');
-  await app.register(formbody, { bodyLimit: maxRequestBytes });
+  await app.register(formbody, { bodyLimit: maxBodyBytes });
   await app.register(multipart, { limits: { fieldSize: MAX_FIELD_BYTES, fields: 1000, parts: 10_000 } });
   app.get('/health', async (_req, reply) => reply.type('application/json').send('"ok"'));
 

@@ -95,7 +95,7 @@ describe.each(TEST_DBS)('webhook fast lane (%s)', (kind) => {
     });
 
   beforeAll(async () => {
-    w = await startWebhookWorld(kind, { AGENTRY_MAX_REQUEST_BYTES: String(LIMIT), AGENTRY_MAX_FILE_BYTES: String(LIMIT / 2) });
+    w = await startWebhookWorld(kind, { AGENTRY_MAX_BODY_BYTES: String(LIMIT), AGENTRY_MAX_FILE_BYTES: String(LIMIT / 2) });
     w.llm.handle(() => ({ text: 'done' }));
     agentId = await createAgent(w);
     publicPath = new URL(await enableWebhook(w, agentId)).pathname;

@@ -110,6 +110,21 @@ describe.each(TEST_DBS)('webhook uploads (%s)', (kind) => {
     expect(await storedFiles()).toBe(filesBefore);
   });
 
+  it('bounds a body apart from its uploads (AGENTRY_MAX_BODY_BYTES, 10 MiB): text fields and JSON over it are a 413, nothing stored', async () => {
+    const [tasksBefore, filesBefore, blobsBefore] = [(await listTasks(w, agentId)).length, await storedFiles(), blobCount()];
+    // Eleven text fields of 1 MB each (under the 1 MiB a field may have) and a small file.
+    const fields: Record<string, string> = { prompt: 'many fields' };
+    for (let i = 0; i < 11; i++) fields[`note_${i}`] = 'n'.repeat(1_000_000);
+    const manyFields = await hook(w, url, { multipart: formWith(fields, [{ name: 'small.txt', bytes: Buffer.from('hello') }]) });
+    expect(manyFields.status).toBe(413);
+    expect(manyFields.json.detail).toBe(`Request too large: the text fields may total at most ${10 * MB} bytes`);
+    // A JSON prompt of 11 MB: not an upload, whatever the upload limit (4 MB here, 100 MiB by default) says.
+    const json = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'p'.repeat(11 * 1_000_000) }) });
+    expect(json.status).toBe(413);
+    await json.arrayBuffer();
+    expect([(await listTasks(w, agentId)).length, await storedFiles(), blobCount()]).toEqual([tasksBefore, filesBefore, blobsBefore]);
+  });
+
   it('gives uploads to an asynchronous call only once they are stored with the task', async () => {
     const fd = formWith({ prompt: 'async upload', task_id: 'upload-async-1' }, [{ name: 'n.csv', bytes: Buffer.from('a,b\n1,2\n') }]);
     const r = await hook(w, url, { multipart: fd });
