@@ -59,7 +59,8 @@ export class AgentRunner implements TaskRunner {
   private async runOnce(req: RunRequest): Promise<RunOutcome> {
     const { task, agent, extras } = req;
     const now = () => this.deps.clock.now();
-    const runNumber = nextRunNumber(req.history);
+    // The worker gives the run's number: its history holds only the runs this agent replays (historyHorizon).
+    const runNumber = req.run ?? nextRunNumber(req.history);
     const userText = buildUserMessage(task.input, false);
     const state: RunState = {
       tokens: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },

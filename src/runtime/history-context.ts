@@ -3,6 +3,7 @@ import type { ModelMessage } from 'ai';
 import type { Logger } from '../lib/logger.js';
 import type { TaskTokens } from '../tasks/task.types.js';
 import { runsOf } from './history.js';
+import { runLimits } from './run-settings.js';
 import type { SessionSummaryStore } from './run-hooks.js';
 import { sideCall, type SideCallInput } from './side-call.js';
 import type { RunRequest, ThreadMessage } from './task-runner.js';
@@ -39,6 +40,17 @@ export function historySettings(agent: Pick<AgentConfig, 'agno_settings'>, numHi
     sessionSummaries: a.session_summaries && a.session_storage,
     maxToolCallsFromHistory: a.max_tool_calls_from_history,
   };
+}
+
+/**
+ * How many of a thread's latest runs a run of this agent reads: `num_history_runs` (0 when `session_storage` is off),
+ * or every run when session summaries are on (the stored summary may not cover the older runs yet; which ones it
+ * lacks is known only from the summary). The worker loads no more than this, so a long-lived thread does not make
+ * every run read its whole past.
+ */
+export function historyHorizon(agent: Pick<AgentConfig, 'agno_settings' | 'task_level_strategies'>): number | 'all' {
+  const settings = historySettings(agent, runLimits(agent).numHistoryRuns);
+  return settings.sessionSummaries ? 'all' : Math.max(0, settings.numHistoryRuns);
 }
 
 export interface HistoryContextInput {

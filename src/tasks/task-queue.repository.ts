@@ -310,15 +310,16 @@ export class TaskQueueRepository {
       .executeTakeFirst();
   }
 
-  async history(orgId: string, taskId: string, beforeRun: number): Promise<TaskMessageRow[]> {
-    return this.db.kysely
+  /** The thread's messages of the runs before `beforeRun`; from run `fromRun` on when given. */
+  async history(orgId: string, taskId: string, beforeRun: number, fromRun?: number): Promise<TaskMessageRow[]> {
+    let q = this.db.kysely
       .selectFrom('task_messages')
       .selectAll()
       .where('organization_id', '=', orgId)
       .where('task_id', '=', taskId)
-      .where('run', '<', beforeRun)
-      .orderBy('seq')
-      .execute();
+      .where('run', '<', beforeRun);
+    if (fromRun !== undefined) q = q.where('run', '>=', fromRun);
+    return q.orderBy('seq').execute();
   }
 
   /** PostgreSQL: wakes listeners in other processes (see task-signals.ts), several notifications in one round trip. */

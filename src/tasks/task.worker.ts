@@ -16,6 +16,7 @@ import type { TaskRow, TasksRepository } from './tasks.repository.js';
 import type { TaskEndNotifier } from './task-end-notifier.js';
 import { abortExecution, TraceWriter, type Execution } from './task-execution.js';
 import { failure, OutcomeRecorder } from './task-outcome-recorder.js';
+import { historyHorizon } from '../runtime/history-context.js';
 import { SlotLedger } from './slot-ledger.js';
 import { TaskClaimer } from './task-claimer.js';
 import { RunSupervisor } from './run-supervisor.js';
@@ -170,8 +171,11 @@ export class TaskWorker implements Startable, LocalSlots {
     try {
       const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
       agent = await this.d.agents.getRunnable(row.organization_id, row.agent_id, version);
-      // A first run has no earlier messages to read.
-      const history = row.run > 1 ? (await this.d.queue.history(row.organization_id, row.id, row.run)).map(presentMessage) : [];
+      // A first run has no earlier messages to read; a later one reads only the runs its agent replays, and at
+      // least the last one (runners number their messages after it).
+      const horizon = historyHorizon(agent.config);
+      const fromRun = horizon === 'all' ? undefined : row.run - Math.max(1, horizon);
+      const history = row.run > 1 ? (await this.d.queue.history(row.organization_id, row.id, row.run, fromRun)).map(presentMessage) : [];
       const req: RunRequest = {
         task: presentTask(row),
         agent: agent.config,

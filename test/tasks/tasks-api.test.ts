@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TaskQueueRepository } from '../../src/tasks/task-queue.repository.js';
 import { startOpenAIServer, type ScriptedLlmServer } from '../fakes/openai-server.js';
 import { TEST_DBS } from '../support/harness.js';
 import { createTasksApp, openaiAgentFields, type TasksApp } from './tasks-harness.js';
@@ -89,6 +90,28 @@ describe.each(TEST_DBS)('tasks API (%s)', (kind) => {
     ]);
     const events = (await t.req('GET', `/v1/tasks/${encodeURIComponent(id)}/events`)).json() as TaskEvent[];
     expect(events.filter((e) => e.type === 'task_finished')).toHaveLength(2);
+  });
+
+  it('reads only the runs an agent replays: a long thread does not make each run read its whole past', async () => {
+    const read = vi.spyOn(TaskQueueRepository.prototype, 'history');
+    for (const agno of [{ num_history_runs: 2 }, { num_history_runs: 10, session_storage: false }]) {
+      const agent = await t.createAgent(openaiAgentFields(llm.baseUrl, { agno_settings: agno }));
+      const id = `long-${Math.random().toString(36).slice(2)}`;
+      for (let i = 1; i <= 5; i++) {
+        const before = llm.requests.length;
+        expect((await invoke(agent, { id, input: { text: `turn ${i}` } })).json()).toMatchObject({ status: 'completed', result: `you said: turn ${i}` });
+        const replayed = llm.requests[before]!.body.messages.filter((m: { role: string }) => m.role === 'user').map((m: { content: string }) => m.content);
+        const kept = agno.session_storage === false ? [] : [`turn ${i - 2}`, `turn ${i - 1}`].filter((x) => Number(x.slice(5)) >= 1);
+        expect(replayed).toEqual([...kept, `turn ${i}`]);
+      }
+      // Runs 4 and 5 read two runs (one without session storage, for the run numbering): not the whole thread.
+      const rows = (await Promise.all(read.mock.results.slice(-2).map((r) => r.value))) as { run: number }[][];
+      const runsRead = rows.map((rs) => [...new Set(rs.map((m) => m.run))]);
+      expect(runsRead).toEqual(agno.session_storage === false ? [[3], [4]] : [[2, 3], [3, 4]]);
+      const thread = (await t.req('GET', `/v1/tasks/${id}/thread`)).json() as { run: number; content: string }[];
+      expect(thread.map((m) => m.run)).toEqual([1, 1, 2, 2, 3, 3, 4, 4, 5, 5]);
+    }
+    read.mockRestore();
   });
 
   it('refuses a task id held by another agent (409) but lets another organization use it', async () => {
