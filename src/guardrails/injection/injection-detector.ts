@@ -22,6 +22,9 @@ const PRIOR = '(?:previous|prior|preceding|above|earlier|former|initial|original
 const RULES_LIST = 'instructions?|prompts?|rules|directions|directives|guidelines|guidance|commands?|orders|constraints|restrictions|programming|context|policies|policy|safeguards?|filters?|settings';
 const RULES_WORD = `(?:${RULES_LIST})`;
 
+/** Blanks within one line (\s without the line terminators). */
+const LINE_BLANKS = '[^\\S\\r\\n\\u2028\\u2029]*';
+
 export const INJECTION_RULES: InjectionRule[] = [
   {
     // "Ignore all previous instructions", "disregard the rules above", "forget everything you were told"
@@ -107,7 +110,9 @@ export const INJECTION_RULES: InjectionRule[] = [
   {
     id: 'forged_role_line',
     weight: 0.8,
-    pattern: /<\/?system>|^\s*#{0,3}\s*(?:system|developer)\s*(?:prompt|message)?\s*:|^\s*\[(?:system|admin|developer)\]/im,
+    // Leading blanks stop at the line's end (the next line's ^ is tried anyway), and no two runs of blanks meet: a
+    // `^\s*#{0,3}\s*` could split one long gap every way from every line start, 40 s for 4,000 newlines.
+    pattern: new RegExp(`<\\/?system>|^${LINE_BLANKS}(?:#{1,3}\\s*)?(?:system|developer)\\s*(?:(?:prompt|message)\\s*)?:|^${LINE_BLANKS}\\[(?:system|admin|developer)\\]`, 'im'),
   },
   {
     id: 'new_instructions',
