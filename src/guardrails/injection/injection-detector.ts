@@ -166,8 +166,12 @@ function normalise(text: string): string {
 const WINDOW = 4000;
 const OVERLAP = 200;
 
-/** Base64 tokens long enough to carry a sentence; decoded (a few per text) and scanned too. */
-const BASE64_TOKEN = /[A-Za-z0-9+/]{24,}={0,2}/g;
+/**
+ * Base64 tokens long enough to carry a sentence; decoded (a few per text) and scanned too. A longer run is read in
+ * tokens of at most 4,096 characters (a multiple of 4, so each still decodes on its own): unbounded, the regex
+ * engine's backtracking stack overflowed on a run of ~10 MB of letters or digits (RangeError, the run failed).
+ */
+const BASE64_TOKEN = /[A-Za-z0-9+/]{24,4096}={0,2}/g;
 const MAX_DECODED_TOKENS = 16;
 
 function decodedPayloads(text: string): string {
