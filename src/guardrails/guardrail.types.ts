@@ -5,14 +5,15 @@
  */
 
 /** Where a piece of text comes from; decides which guards look at it and how strictly. */
-export type ContentOrigin = 'input' | 'context' | 'file' | 'history' | 'knowledge' | 'tool' | 'feedback';
+export type ContentOrigin = 'input' | 'context' | 'user' | 'file' | 'history' | 'knowledge' | 'tool' | 'feedback';
 
 /** Written by the caller of the task (as opposed to content: files, passages and tool results from elsewhere). */
-export const CALLER_ORIGINS: ReadonlySet<ContentOrigin> = new Set(['input', 'context']);
+export const CALLER_ORIGINS: ReadonlySet<ContentOrigin> = new Set(['input', 'context', 'user']);
 
 export const ORIGIN_LABELS: Record<ContentOrigin, string> = {
   input: 'the user input',
   context: 'the additional context',
+  user: "the invocation's user fields (the system prompt's \"About the user\"; agno_settings.add_user_to_context false leaves them out)",
   file: 'an uploaded file',
   history: 'the conversation history',
   knowledge: 'the knowledge-base passages',

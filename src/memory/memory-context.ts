@@ -63,6 +63,11 @@ export class UserContext implements ContextContributor {
     const id = field(taskUserId(task));
     const lines = [name && `Name: ${name}`, email && `E-mail: ${email}`, id && `User id: ${id}`].filter(Boolean);
     if (!lines.length) return null;
-    return { title: 'About the user', text: `The person you are talking to (as given by the application that called you):\n${lines.join('\n')}` };
+    return {
+      title: 'About the user',
+      text: `The person you are talking to (as given by the application that called you):\n${lines.join('\n')}`,
+      // The caller's text (an e-mail address, above all): screened like the input, so PII masking and refusal apply.
+      guardOrigin: 'user',
+    };
   }
 }

@@ -13,8 +13,11 @@ export interface ContextSection {
   /** Heading of the section in the system prompt, e.g. "Knowledge" or "Skills". */
   title: string;
   text: string;
-  /** Set by contributors of content from outside the agent's configuration (knowledge passages): the guards screen it. */
-  guardOrigin?: 'knowledge' | 'history';
+  /**
+   * Where the text comes from, for every section not written by the agent's author or the runtime itself: the
+   * guards screen the section as that origin. Unset means configuration (instructions, skills): sent as written.
+   */
+  guardOrigin?: 'knowledge' | 'history' | 'user';
 }
 
 export interface ContextContributorInput {

@@ -6,7 +6,8 @@ import { buildUserMessage } from './prompt.js';
 
 /**
  * What a run sends the model, after the agent's guards (src/guardrails/): the replayed history, the caller's input
- * and additional context, the uploaded files' text and names, and the knowledge passages each pass through
+ * and additional context, the uploaded files' names, URLs and text, and every context section with a guardOrigin
+ * (knowledge passages, memories, the session summary, the user's fields) each pass through
  * `guard.screen`, then the caller's input as a whole through `guard.screenInput` (moderation). Agent
  * instructions and other configuration are the author's, not screened. Throws GuardrailRefusal.
  */
@@ -36,9 +37,12 @@ export async function guardPrompt(
   const context = task.additional_context ? await guard.screen(task.additional_context, { origin: 'context' }) : task.additional_context;
   const files = [];
   for (const f of task.input.files) {
-    const name = await guard.screen(f.name, { origin: 'file', name: f.name });
-    const fileText = injectAttachments && f.text ? await guard.screen(f.text, { origin: 'file', name: f.name }) : f.text;
-    files.push({ ...f, name, text: fileText });
+    // The trace names a file by its screened name: a name holding personal data must not put it in the trace.
+    const name = await guard.screen(f.name, { origin: 'file' });
+    // The URL is listed to the model too, and an invoke's input.files URL is the caller's, query string and all.
+    const url = await guard.screen(f.url, { origin: 'file', name });
+    const fileText = injectAttachments && f.text ? await guard.screen(f.text, { origin: 'file', name }) : f.text;
+    files.push({ ...f, name, url, text: fileText });
   }
   const sections: ContextSection[] = [];
   for (const s of input.sections) sections.push(s.guardOrigin ? { ...s, text: await guard.screen(s.text, { origin: s.guardOrigin }) } : s);

@@ -102,6 +102,33 @@ describe.each(TEST_DBS)('guardrails through the service (%s)', (kind) => {
     expect(await guardEvents(task.id)).toEqual([{ guard: 'pii', action: 'refused', origin: 'input', kinds: ['CREDIT_CARD'] }]);
   });
 
+  it("screens the invocation's user fields (the system prompt's \"About the user\") like the input: masked, or refused", async () => {
+    const user = { id: `u-${kind}`, email: EMAIL, first_name: 'Grace' };
+    const masking = await createAgent(w, { agno_settings: { pii_detection_enabled: true } });
+    w.llm.reply({ text: 'You are Grace, <EMAIL_1>.' });
+    const task = await invoke(masking, { input: { text: 'Who am I?', user } });
+    expect(task.status).toBe('completed');
+    expect(task.result).toBe(`You are Grace, ${EMAIL}.`);
+    expect(llmSaw(w)).not.toContain(EMAIL);
+    expect(w.llm.requests[0].system).toContain('## About the user');
+    expect(w.llm.requests[0].system).toContain('E-mail: <EMAIL_1>');
+    expect(await guardEvents(task.id)).toEqual([{ guard: 'pii', action: 'masked', origin: 'user', kinds: { EMAIL: 1 } }]);
+
+    // The same address in the input and in user.email is one value, one placeholder.
+    w.llm.reply({ text: 'ok' });
+    const both = await invoke(masking, { input: { text: `Mail ${EMAIL} please`, user } });
+    expect(both.status).toBe('completed');
+    expect(w.llm.requests[1].lastUserText).toBe('Mail <EMAIL_1> please');
+    expect(w.llm.requests[1].system).toContain('E-mail: <EMAIL_1>');
+
+    const refusing = await createAgent(w, { agno_settings: { pii_detection_enabled: true, pii_detection_mask: false } });
+    const refused = await invoke(refusing, { input: { text: 'Who am I?', user } });
+    expect(refused.status).toBe('error');
+    expect(refused.result).toContain("Personal data (EMAIL) was found in the invocation's user fields");
+    expect(w.llm.requests).toHaveLength(2);
+    expect(await guardEvents(refused.id)).toEqual([{ guard: 'pii', action: 'refused', origin: 'user', kinds: ['EMAIL'] }]);
+  });
+
   it('refuses an injected prompt on the public webhook, and warns about an injected knowledge passage', async () => {
     const kb = await api(w, 'POST', '/v1/knowledge', { name: `kb-${kind}`, description: 'policies' });
     const fd = new FormData();

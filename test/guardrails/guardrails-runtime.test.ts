@@ -117,6 +117,25 @@ describe('guardrails at run time', () => {
       expect(guardEvents(rec)).toEqual([{ guard: 'pii', action: 'refused', origin: 'input', kinds: ['CREDIT_CARD', 'EMAIL'] }]);
     });
 
+    it("screens a file's URL and name (the caller's, from input.files), and keeps a masked name out of the trace", async () => {
+      const rt = makeRuntime();
+      llm.reply({ text: 'ok' });
+      const file = { id: 'f1', name: `${EMAIL} report.txt`, mime_type: 'text/plain', size: 3, url: `https://files.example/report?owner=${EMAIL}` } as any;
+      const rec = await runOnce(rt, { agent: agent({ pii_detection_enabled: true }), task: makeTask({ input: { text: 'Read the report.', files: [file], user: null } }) });
+      expect(rec.outcome?.status).toBe('completed');
+      expect(allSent(llm)).not.toContain(EMAIL);
+      expect(llm.requests[0].lastUserText).toContain('- <EMAIL_1> report.txt (text/plain, 3 bytes): https://files.example/report?owner=<EMAIL_1>');
+      expect(JSON.stringify(guardEvents(rec))).not.toContain(EMAIL);
+
+      const refused = await runOnce(rt, {
+        agent: agent({ pii_detection_enabled: true, pii_detection_mask: false }),
+        task: makeTask({ input: { text: 'Read the report.', files: [{ ...file, name: 'report.txt' }], user: null } }),
+      });
+      expect(refused.outcome?.status).toBe('error');
+      expect(refused.outcome?.result).toContain('Personal data (EMAIL) was found in the uploaded file "report.txt"');
+      expect(llm.requests).toHaveLength(1);
+    });
+
     it('refuses the task when a tool result holds PII and masking is off: the result never reaches the LLM', async () => {
       const rt = makeRuntime();
       rt.tools.register('custom_function', testToolProvider({ lookup: { run: () => `SSN on file: ${SSN}` } }));

@@ -22,6 +22,9 @@ const PRIOR = '(?:previous|prior|preceding|above|earlier|former|initial|original
 const RULES_LIST = 'instructions?|prompts?|rules|directions|directives|guidelines|guidance|commands?|orders|constraints|restrictions|programming|context|policies|policy|safeguards?|filters?|settings';
 const RULES_WORD = `(?:${RULES_LIST})`;
 
+/** Blanks within one line (\s without the line terminators). */
+const LINE_BLANKS = '[^\\S\\r\\n\\u2028\\u2029]*';
+
 export const INJECTION_RULES: InjectionRule[] = [
   {
     // "Ignore all previous instructions", "disregard the rules above", "forget everything you were told"
@@ -107,7 +110,9 @@ export const INJECTION_RULES: InjectionRule[] = [
   {
     id: 'forged_role_line',
     weight: 0.8,
-    pattern: /<\/?system>|^\s*#{0,3}\s*(?:system|developer)\s*(?:prompt|message)?\s*:|^\s*\[(?:system|admin|developer)\]/im,
+    // Leading blanks stop at the line's end (the next line's ^ is tried anyway), and no two runs of blanks meet: a
+    // `^\s*#{0,3}\s*` could split one long gap every way from every line start, 40 s for 4,000 newlines.
+    pattern: new RegExp(`<\\/?system>|^${LINE_BLANKS}(?:#{1,3}\\s*)?(?:system|developer)\\s*(?:(?:prompt|message)\\s*)?:|^${LINE_BLANKS}\\[(?:system|admin|developer)\\]`, 'im'),
   },
   {
     id: 'new_instructions',
@@ -161,8 +166,12 @@ function normalise(text: string): string {
 const WINDOW = 4000;
 const OVERLAP = 200;
 
-/** Base64 tokens long enough to carry a sentence; decoded (a few per text) and scanned too. */
-const BASE64_TOKEN = /[A-Za-z0-9+/]{24,}={0,2}/g;
+/**
+ * Base64 tokens long enough to carry a sentence; decoded (a few per text) and scanned too. A longer run is read in
+ * tokens of at most 4,096 characters (a multiple of 4, so each still decodes on its own): unbounded, the regex
+ * engine's backtracking stack overflowed on a run of ~10 MB of letters or digits (RangeError, the run failed).
+ */
+const BASE64_TOKEN = /[A-Za-z0-9+/]{24,4096}={0,2}/g;
 const MAX_DECODED_TOKENS = 16;
 
 function decodedPayloads(text: string): string {

@@ -47,13 +47,18 @@ const EMAIL = /(?<![\w.%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]
 const CARD = /(?<![\d-])\d(?:[ -]?\d){11,18}(?![\d-])/g;
 const SSN = /(?<![\d-])(\d{3})([- ])(\d{2})\2(\d{4})(?![\d-])/g;
 // Nine digits in a row are an SSN only right after a word that says so: alone they are any number.
-const SSN_BARE = /\b(?:ssn|social security(?: number| no\.?)?|ss#)\s*[:#]?\s*(\d{3})(\d{2})(\d{4})(?!\d)/gi;
+// `\s*(?:[:#]\s*)?`, not `\s*[:#]?\s*`: the two runs of spaces would share a long gap every way, O(n²) on "ssn" + spaces.
+const SSN_BARE = /\b(?:ssn|social security(?: number| no\.?)?|ss#)\s*(?:[:#]\s*)?(\d{3})(\d{2})(\d{4})(?!\d)/gi;
 const IBAN = /\b[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,3})?\b/g;
 const IPV4 = /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?!\.?\d)/g;
 const IPV6 = /(?<![\w:.])(?=[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*:)[0-9A-Fa-f:.]{3,45}(?![\w:])/g;
 
-// A run of the characters phone numbers are written with, split into its space-separated groups.
-const PHONE_RUN = /(?<![\w+])\+?[\d(][\d \t().\-/]*\d(?!\w)/g;
+/**
+ * A run of the characters phone numbers are written with, as long as it goes; phoneRunEnd() then ends it at its last
+ * digit not followed by a word character. Written as one regex ending in `\d(?!\w)`, a run with no such digit
+ * ("((((...", digits glued to a word) was retried from each of its characters, each time to its end: O(n²).
+ */
+const PHONE_SPAN = /(?<![\w+])\+?[\d(][\d \t().\-/]*/g;
 /** A phone number spans at most this many groups ("+33 1 42 68 53 00" has six) and characters. */
 const PHONE_MAX_GROUPS = 7;
 const PHONE_MAX_CHARS = 26;
@@ -73,40 +78,108 @@ const PHONE_PARSE_BUDGET = 1000;
  */
 function findPhones(text: string, opts: PiiScanOptions): PiiMatch[] {
   const out: PiiMatch[] = [];
-  let budget = PHONE_PARSE_BUDGET;
-  PHONE_RUN.lastIndex = 0;
-  for (let m = PHONE_RUN.exec(text); m; m = PHONE_RUN.exec(text)) {
-    const groups: { start: number; end: number; digits: number }[] = [];
-    for (const g of m[0].matchAll(/\S+/g)) groups.push({ start: m.index + g.index, end: m.index + g.index + g[0].length, digits: g[0].replace(/\D/g, '').length });
-    for (let i = 0; i < groups.length; ) {
-      let found = 0;
-      for (let k = Math.min(PHONE_MAX_GROUPS, groups.length - i); k >= 1 && !found; k--) {
-        const start = groups[i]!.start;
-        const end = groups[i + k - 1]!.end;
-        if (end - start > PHONE_MAX_CHARS) continue;
-        let digits = 0;
-        for (let j = i; j < i + k; j++) digits += groups[j]!.digits;
-        if (digits < 7 || digits > 15) continue;
-        const value = text.slice(start, end);
-        if (NOT_A_PHONE.test(value)) continue;
-        let canonical: string | undefined;
-        if (budget > 0) {
-          budget--;
-          const p = parsePhoneNumberFromString(value, opts.defaultRegion as CountryCode);
-          if (p?.isValid()) canonical = p.number;
-        } else if (digits >= 10) {
-          canonical = value.replace(/\D/g, '');
-        }
-        if (canonical) {
-          out.push({ kind: 'PHONE', start, end, value, canonical });
-          found = k;
-        }
-      }
-      i += found || 1;
-    }
+  const budget = { left: PHONE_PARSE_BUDGET };
+  PHONE_SPAN.lastIndex = 0;
+  for (let m = PHONE_SPAN.exec(text); m; m = PHONE_SPAN.exec(text)) {
+    const end = phoneRunEnd(text, m.index, m.index + m[0].length);
+    if (end >= 0) phonesInRun(text, new PhoneGroups(text, m.index, end), opts, budget, out);
   }
   return out;
 }
+
+function phonesInRun(text: string, g: PhoneGroups, opts: PiiScanOptions, budget: { left: number }, out: PiiMatch[]): void {
+  while (g.fill() > 0) {
+    let found = 0;
+    for (let k = g.count; k >= 1 && !found; k--) {
+      const start = g.starts[0]!;
+      const end = g.ends[k - 1]!;
+      if (end - start > PHONE_MAX_CHARS) continue;
+      let digits = 0;
+      for (let j = 0; j < k; j++) digits += g.digits[j]!;
+      if (digits < 7 || digits > 15) continue;
+      const value = text.slice(start, end);
+      if (NOT_A_PHONE.test(value)) continue;
+      let canonical: string | undefined;
+      if (budget.left > 0) {
+        budget.left--;
+        const p = parsePhoneNumberFromString(value, opts.defaultRegion as CountryCode);
+        if (p?.isValid()) canonical = p.number;
+      } else if (digits >= 10) {
+        canonical = value.replace(/\D/g, '');
+      }
+      if (canonical) {
+        out.push({ kind: 'PHONE', start, end, value, canonical });
+        found = k;
+      }
+    }
+    g.drop(found || 1);
+  }
+}
+
+/**
+ * The space-separated groups of text[start, end), read as the scan needs them: only the next PHONE_MAX_GROUPS are
+ * held (a run may be a whole megabyte of groups; collecting them all cost more than the scan).
+ */
+class PhoneGroups {
+  readonly starts = new Int32Array(PHONE_MAX_GROUPS);
+  readonly ends = new Int32Array(PHONE_MAX_GROUPS);
+  readonly digits = new Int32Array(PHONE_MAX_GROUPS);
+  /** How many groups are held. */
+  count = 0;
+
+  constructor(
+    private readonly text: string,
+    private pos: number,
+    private readonly end: number,
+  ) {}
+
+  /** Reads groups until PHONE_MAX_GROUPS are held or the run ends; how many are held. */
+  fill(): number {
+    const { text, end } = this;
+    while (this.count < PHONE_MAX_GROUPS) {
+      let i = this.pos;
+      while (i < end && isBlank(text.charCodeAt(i))) i++;
+      if (i >= end) break;
+      const start = i;
+      let digits = 0;
+      for (; i < end; i++) {
+        const c = text.charCodeAt(i);
+        if (isBlank(c)) break;
+        if (isDigit(c)) digits++;
+      }
+      this.starts[this.count] = start;
+      this.ends[this.count] = i;
+      this.digits[this.count] = digits;
+      this.count++;
+      this.pos = i;
+    }
+    return this.count;
+  }
+
+  drop(n: number): void {
+    for (let j = n; j < this.count; j++) {
+      this.starts[j - n] = this.starts[j]!;
+      this.ends[j - n] = this.ends[j]!;
+      this.digits[j - n] = this.digits[j]!;
+    }
+    this.count -= n;
+  }
+}
+
+/**
+ * Where the span [start, end) of PHONE_SPAN ends as a phone run: after its last digit that no word character
+ * follows; -1 when it has none. No later start inside the span can do better (its candidates are a subset), so
+ * the scan goes on after the span.
+ */
+function phoneRunEnd(text: string, start: number, end: number): number {
+  for (let i = end - 1; i >= start; i--) if (isDigit(text.charCodeAt(i)) && !WORD_CHAR.test(text[i + 1] ?? '')) return i + 1;
+  return -1;
+}
+
+const WORD_CHAR = /\w/;
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+/** The blanks PHONE_SPAN lets through: space and tab. */
+const isBlank = (c: number): boolean => c === 32 || c === 9;
 
 export const PII_DETECTORS: PiiDetector[] = [
   {
@@ -162,6 +235,11 @@ export const PII_DETECTORS: PiiDetector[] = [
 /**
  * Every detection in `text`, left to right, without overlaps: where two overlap the one found by the earlier
  * detector in PII_DETECTORS wins (an IBAN's digits are not also a phone number), then the longer.
+ *
+ * The matches are taken in that order and each is kept unless it overlaps one kept before it. The kept ones are
+ * disjoint, so among those starting before a candidate ends, the one starting last also ends last: one prefix-max
+ * query (KeptSpans) decides, in O(log n). Checking every kept match instead made a text of nothing but digit groups
+ * cost O(n²): 2 MB blocked the event loop for 10 s.
  */
 export function detectPii(text: string, opts: PiiScanOptions, detectors: PiiDetector[] = PII_DETECTORS): PiiMatch[] {
   const all: { m: PiiMatch; rank: number }[] = [];
@@ -169,10 +247,49 @@ export function detectPii(text: string, opts: PiiScanOptions, detectors: PiiDete
     for (const m of d.find(text, opts)) all.push({ m, rank });
   });
   all.sort((a, b) => a.rank - b.rank || b.m.end - b.m.start - (a.m.end - a.m.start));
+  const spans = new KeptSpans(all.map(({ m }) => m.start));
   const kept: PiiMatch[] = [];
   for (const { m } of all) {
-    if (kept.some((k) => m.start < k.end && k.start < m.end)) continue;
+    if (spans.endBefore(m.end) > m.start) continue;
+    spans.keep(m.start, m.end);
     kept.push(m);
   }
   return kept.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * Disjoint spans, asked "what is the furthest end among the spans starting before `pos`": a Fenwick tree of
+ * prefix maxima over the candidates' start positions (an end only ever grows at its start, which suits it).
+ */
+class KeptSpans {
+  private readonly starts: number[];
+  private readonly tree: Float64Array;
+
+  constructor(candidateStarts: number[]) {
+    this.starts = [...new Set(candidateStarts)].sort((a, b) => a - b);
+    this.tree = new Float64Array(this.starts.length + 1).fill(-1);
+  }
+
+  keep(start: number, end: number): void {
+    for (let i = this.rank(start) + 1; i < this.tree.length; i += i & -i) if (this.tree[i]! < end) this.tree[i] = end;
+  }
+
+  /** The largest end of a kept span whose start is < pos; -1 when there is none. */
+  endBefore(pos: number): number {
+    let best = -1;
+    for (let i = this.rank(pos); i > 0; i -= i & -i) if (this.tree[i]! > best) best = this.tree[i]!;
+    return best;
+  }
+
+  /** How many candidate starts are < pos. */
+  private rank(pos: number): number {
+    let lo = 0;
+    let hi = this.starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.starts[mid]! < pos) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
 }
