@@ -47,16 +47,6 @@ export const UNSUPPORTED_SETTINGS: readonly UnsupportedSetting[] = [
     msg: "connectivity_details is not supported on this type: only 'a2a' and 'curl' agents call a remote endpoint (leave it empty)",
   },
   {
-    // Memory extraction and session summaries are model calls over the stored conversation, which keeps the real
-    // values (the placeholders live only inside a run): with PII detection they would send the PII out anyway.
-    loc: ['body', 'agno_settings', 'pii_detection_enabled'],
-    asks: (c) => {
-      const a = c.agno_settings;
-      return a?.pii_detection_enabled === true && (a.user_memories || a.agent_memories || a.agentic_memory || a.session_summaries) === true;
-    },
-    msg: 'pii_detection_enabled cannot be combined with user_memories, agent_memories, agentic_memory or session_summaries yet: memory extraction and summaries read the unmasked conversation',
-  },
-  {
     loc: ['body', 'task_level_strategies', 'stop_strategy'],
     asks: (c) => {
       const s = c.task_level_strategies?.stop_strategy as Record<string, unknown> | null | undefined;

@@ -1,3 +1,5 @@
+import { GuardrailRefusal } from '../guardrails/guardrail.types.js';
+import type { GuardrailService } from '../guardrails/guardrails.service.js';
 import type { Startable } from '../lib/lifecycle.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -43,7 +45,15 @@ export class MemoryExtractor implements RunObserver, Startable {
   private readonly stopping = new AbortController();
 
   constructor(
-    private readonly deps: { memories: MemoryService; llm: Pick<LlmService, 'resolve'>; trace: TracePort; clock: Clock; log: Logger },
+    private readonly deps: {
+      memories: MemoryService;
+      llm: Pick<LlmService, 'resolve'>;
+      /** The agent's guards: the exchange goes to the model screened as the run's own text did (PII, injection). */
+      guardrails: Pick<GuardrailService, 'forRun'>;
+      trace: TracePort;
+      clock: Clock;
+      log: Logger;
+    },
   ) {}
 
   finished(req: RunRequest, outcome: RunOutcome): void {
@@ -101,6 +111,22 @@ export class MemoryExtractor implements RunObserver, Startable {
     const query = task.input.text ?? '';
     const known = await this.deps.memories.recall(org, agent.id, userId, query, { user: userId !== null, shared: s.agentMemories });
     const base = { purpose: 'memory_extraction', provider: resolved.provider, model: resolved.modelName };
+    const guard = this.deps.guardrails.forRun({
+      agent,
+      signal,
+      report: (e) => this.deps.trace.append(org, task.id, 'guardrail', { ...e, purpose: 'memory_extraction' }),
+    });
+    let prompt = promptOf(known, exchangeOf(outcome), userId !== null, s.agentMemories);
+    if (guard.active) {
+      try {
+        // The memories it answers are stored with the real values (restored below) and screened again when recalled.
+        prompt = await guard.screen(prompt, { origin: 'history' });
+      } catch (err) {
+        // With pii_detection_mask false, personal data must not reach the model: this exchange is not remembered.
+        if (err instanceof GuardrailRefusal) return;
+        throw err;
+      }
+    }
     let text: string;
     let tokens;
     try {
@@ -110,7 +136,7 @@ export class MemoryExtractor implements RunObserver, Startable {
         modelName: resolved.modelName,
         providerOptions: resolved.providerOptions,
         system: EXTRACTION_SYSTEM,
-        prompt: promptOf(known, exchangeOf(outcome), userId !== null, s.agentMemories),
+        prompt,
         signal,
       });
       text = r.text;
@@ -121,7 +147,7 @@ export class MemoryExtractor implements RunObserver, Startable {
       }
       throw err;
     }
-    const parsed = parseChanges(text);
+    const parsed = guard.restoreDeep(parseChanges(text));
     const batches = [
       ...(userId && parsed.user ? [{ userId, changes: parsed.user }] : []),
       ...(s.agentMemories && parsed.agent ? [{ userId: null, changes: parsed.agent }] : []),

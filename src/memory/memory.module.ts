@@ -39,6 +39,7 @@ export function createMemoryModule(d: {
   const extractor = new MemoryExtractor({
     memories,
     llm: d.runtime.llm,
+    guardrails: d.runtime.guardrails,
     clock: d.clock,
     log: d.log,
     trace: {

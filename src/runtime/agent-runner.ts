@@ -117,6 +117,7 @@ export class AgentRunner implements TaskRunner {
       const output = outputSpec(task, agent);
       const limits = runLimits(agent);
       const call = { model: resolved.model, provider: resolved.provider, modelName: resolved.modelName, providerOptions: resolved.providerOptions };
+      const guard = this.deps.guardrails.forRun({ agent, signal: req.signal, report: (e) => req.emit('guardrail', e) });
       const history = await buildHistoryContext({
         req,
         settings: historySettings(agent, limits.numHistoryRuns),
@@ -124,13 +125,13 @@ export class AgentRunner implements TaskRunner {
         call,
         now,
         log: this.deps.log,
+        guard,
       });
       state.tokens = addTokens(state.tokens, history.tokens);
       // The summary is earlier conversation: screened by the guards like the replayed turns.
       if (history.summary) sections.unshift({ title: 'Summary of the earlier conversation', text: history.summary, guardOrigin: 'history' });
       const compression = compressionSettings(agent);
       const compressor = compression ? new ToolResultCompressor(compression, call, req, now, this.deps.log) : undefined;
-      const guard = this.deps.guardrails.forRun({ agent, signal: req.signal, report: (e) => req.emit('guardrail', e) });
       const prompt = await guardPrompt(guard, {
         task,
         sections,

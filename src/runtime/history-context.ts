@@ -1,5 +1,6 @@
 import type { AgentConfig } from '../agents/agent.schemas.js';
 import type { ModelMessage } from 'ai';
+import type { RunGuard } from '../guardrails/run-guard.js';
 import type { Logger } from '../lib/logger.js';
 import type { TaskTokens } from '../tasks/task.types.js';
 import { runsOf } from './history.js';
@@ -61,6 +62,12 @@ export interface HistoryContextInput {
   call: Omit<SideCallInput, 'system' | 'prompt' | 'signal'>;
   now: () => number;
   log: Logger;
+  /**
+   * The run's guards: the summary's transcript (and the summary so far) go to the model screened like the replayed
+   * turns, and the placeholders the model writes are put back before the summary is stored (it is screened again
+   * whenever a later run sends it).
+   */
+  guard?: Pick<RunGuard, 'active' | 'screen' | 'restore'>;
 }
 
 export interface HistoryContext {
@@ -101,11 +108,16 @@ async function summaryOf(input: HistoryContextInput, older: ThreadMessage[][]): 
   // The newest part of the transcript wins when it is too long: the stored summary already holds what came before.
   let transcript = transcriptOf(missing.flatMap((r) => r.messages));
   if (transcript.length > SUMMARY_LIMITS.transcriptChars) transcript = transcript.slice(-SUMMARY_LIMITS.transcriptChars);
-  const prompt = `${stored ? `Summary so far:\n${stored.summary}\n\n` : ''}Conversation to add to the summary:\n${transcript}\n\nWrite the updated summary.`;
+  // Screened outside the try below: a refusal (personal data with pii_detection_mask false) refuses the task, as the
+  // same turns would when replayed.
+  const guard = input.guard?.active ? input.guard : undefined;
+  const summarySoFar = stored && guard ? await guard.screen(stored.summary, { origin: 'history' }) : stored?.summary;
+  if (guard) transcript = await guard.screen(transcript, { origin: 'history' });
+  const prompt = `${summarySoFar !== undefined ? `Summary so far:\n${summarySoFar}\n\n` : ''}Conversation to add to the summary:\n${transcript}\n\nWrite the updated summary.`;
   const started = input.now();
   try {
     const r = await sideCall({ ...input.call, system: SUMMARY_SYSTEM, prompt, signal: req.signal });
-    const summary = r.text.slice(0, SUMMARY_LIMITS.summaryChars);
+    const summary = (guard ? guard.restore(r.text) : r.text).slice(0, SUMMARY_LIMITS.summaryChars);
     await req.emit('llm_call', {
       purpose: 'session_summary',
       provider: input.call.provider,

@@ -33,6 +33,8 @@ export interface Runtime {
   llm: LlmService;
   /** Session summaries' store and observers of finished runs (the memory domain registers both). */
   hooks: RunHooks;
+  /** The agno_settings guardrails, for model calls made beside a run (memory extraction). */
+  guardrails: GuardrailService;
 }
 
 export interface RuntimeDeps {
@@ -94,5 +96,5 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
   });
   const hooks = new RunHooks(deps.log);
   const agentTypes = new AgentTypeRunners(new AgentRunner({ llm, tools, context, hooks, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker, guardrails, lastEventData: deps.lastEventData }));
-  return { runner: agentTypes, agentTypes, tools, context, llm, hooks };
+  return { runner: agentTypes, agentTypes, tools, context, llm, hooks, guardrails };
 }

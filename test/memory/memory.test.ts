@@ -208,6 +208,38 @@ describe.each(TEST_DBS)('memory (%s)', (kind) => {
     expect(traced.at(-1)!.data.summarized_runs).toEqual([2]);
   });
 
+  it('with PII masking, the summary and extraction calls get placeholders; what they answer is stored with the real values', async () => {
+    const agent = await t.createAgent({
+      ...llmFields(),
+      agno_settings: { session_summaries: true, num_history_runs: 1, user_memories: true, pii_detection_enabled: true, pii_detection_mask: true },
+    });
+    const chat = `pii-${kind}-${Date.now()}`;
+    const user = { id: `u-pii-${kind}` };
+    extractions.push({ user: { add: ['The user can be reached at <EMAIL_1>.'] } });
+    const first = await invoke(agent, { id: chat, input: { text: 'Please write to grace@example.com.', user } });
+    await t.c.memoryExtractor.idle();
+    const extraction = llm.requests.find((r) => r.system === EXTRACTION_SYSTEM)!;
+    expect(extraction.lastUserText).toContain('User: Please write to <EMAIL_1>.');
+    expect(JSON.stringify(extraction.body)).not.toContain('grace@example.com');
+    const memories = (await t.req('GET', `/v1/users/${user.id}/memories`)).json();
+    expect(memories.items.map((m: { content: string }) => m.content)).toEqual(['The user can be reached at grace@example.com.']);
+    expect((await events(first.id)).filter((e) => e.type === 'guardrail' && e.data.purpose === 'memory_extraction')).toHaveLength(1);
+
+    await invoke(agent, { id: chat, input: { text: 'Second question.', user } });
+    summaries.push('The user wants mail sent to <EMAIL_1>.');
+    await invoke(agent, { id: chat, input: { text: 'Third question.', user } });
+    const summary = llm.requests.find((r) => r.system === SUMMARY_SYSTEM)!;
+    expect(summary.lastUserText).toContain('User: Please write to <EMAIL_1>.');
+    expect(JSON.stringify(summary.body)).not.toContain('grace@example.com');
+    // Stored with the real value; screened again on its way to the model.
+    const stored = await t.c.db.kysely.selectFrom('session_summaries').select('summary').where('task_id', '=', chat).executeTakeFirstOrThrow();
+    expect(stored.summary).toBe('The user wants mail sent to grace@example.com.');
+    expect(last().system).toContain('The user wants mail sent to <EMAIL_1>.');
+    expect(JSON.stringify(conversation().map((r) => r.body))).not.toContain('grace@example.com');
+    // The later runs' extractions finish here, not in the next test's requests.
+    await t.c.memoryExtractor.idle();
+  });
+
   it('replays the last tool calls of history with max_tool_calls_from_history, and compresses old tool results', async () => {
     const long = `Step ${'carefully '.repeat(80)}`;
     expect((await t.req('POST', '/v1/skills', { name: `brew-${kind}`, description: 'How to brew tea', instructions: long })).statusCode).toBe(201);
