@@ -48,7 +48,7 @@ export function withFirstByteDeadline(inner: typeof globalThis.fetch, ms: number
   return async (input, init) => {
     const own = new AbortController();
     const timeout = new LlmCallLimitError(`no response from the endpoint within ${seconds(ms)} (AGENTRY_LLM_FIRST_BYTE_TIMEOUT_MS)`);
-    const timer = setTimeout(() => own.abort(timeout), ms);
+    const timer = setTimeout(() => own.abort(timeout), ms).unref();
     const callers = init?.signal ?? undefined;
     // Spread keeps symbol-keyed options (safe-fetch's NODE_BODY).
     const signal = callers ? AbortSignal.any([callers, own.signal]) : own.signal;
@@ -97,11 +97,11 @@ export function withCallLimits(
       // doStream resolves with the headers, or (Anthropic) with the first event after them: until the headers only the
       // call's deadline (and the transport's first-byte one per attempt) applies, after them the idle bound too.
       const expire = (message: string) => own.abort(new LlmCallLimitError(message));
-      let timer = setTimeout(() => expire(totalMessage(limits)), limits.totalMs);
+      let timer = setTimeout(() => expire(totalMessage(limits)), limits.totalMs).unref();
       headersArrived.set(signal, () => {
         clearTimeout(timer);
         const left = startedAt + limits.totalMs - Date.now();
-        timer = left <= limits.idleMs ? setTimeout(() => expire(totalMessage(limits)), left) : setTimeout(() => expire(idleMessage(limits)), limits.idleMs);
+        timer = (left <= limits.idleMs ? setTimeout(() => expire(totalMessage(limits)), left) : setTimeout(() => expire(idleMessage(limits)), limits.idleMs)).unref();
       });
       try {
         return new LimitedStreamResult(await inner.doStream({ ...options, abortSignal: signal }), limits, startedAt, own);
@@ -156,9 +156,8 @@ class BoundedPartReader implements PartReader {
   private closed = false;
   /** Tool calls whose arguments were streamed (counted as deltas): their final tool-call part is not counted again. */
   private readonly streamedCalls = new Set<string>();
-  private reject!: (e: LlmCallLimitError) => void;
-  /** Rejects when a bound is passed: a read waiting for the endpoint ends with it. */
-  private readonly expired = new Promise<never>((_resolve, reject) => (this.reject = reject));
+  /** Ends the read in progress, if any, when a bound is passed: it may be waiting for an endpoint that sends nothing. */
+  private interrupt: ((e: LlmCallLimitError) => void) | undefined;
 
   constructor(
     private readonly inner: PartReader,
@@ -166,7 +165,6 @@ class BoundedPartReader implements PartReader {
     private readonly startedAt: number,
     private readonly call: AbortController,
   ) {
-    this.expired.catch(() => undefined);
     this.check();
   }
 
@@ -182,10 +180,16 @@ class BoundedPartReader implements PartReader {
     if (this.failure) throw this.failure;
     let next: ReadableStreamReadResult<LanguageModelV3StreamPart>;
     try {
-      next = await Promise.race([this.inner.read(), this.expired]);
+      // Not Promise.race with a shared promise: each race would leave a reaction on it until the call ends.
+      next = await new Promise<ReadableStreamReadResult<LanguageModelV3StreamPart>>((resolve, reject) => {
+        this.interrupt = reject;
+        this.inner.read().then(resolve, reject);
+      });
     } catch (e) {
       this.close();
-      throw e;
+      throw this.failure ?? e;
+    } finally {
+      this.interrupt = undefined;
     }
     if (next.done) {
       this.close();
@@ -210,7 +214,7 @@ class BoundedPartReader implements PartReader {
     const idleLeft = this.lastPartAt + this.limits.idleMs - now;
     if (totalLeft <= 0) return this.fail(totalMessage(this.limits));
     if (idleLeft <= 0) return this.fail(idleMessage(this.limits));
-    this.timer = setTimeout(() => this.check(), Math.min(totalLeft, idleLeft));
+    this.timer = setTimeout(() => this.check(), Math.min(totalLeft, idleLeft)).unref();
   }
 
   private count(part: LanguageModelV3StreamPart): void {
@@ -228,7 +232,7 @@ class BoundedPartReader implements PartReader {
     const e = new LlmCallLimitError(message);
     this.failure = e;
     this.close();
-    this.reject(e);
+    this.interrupt?.(e);
     // Ends the HTTP answer: the body is cancelled and the request aborted (the connection closed).
     void this.inner.cancel(e).catch(() => undefined);
     this.call.abort(e);
