@@ -72,6 +72,12 @@ const EnvSchema = z.object({
   AGENTRY_METRICS_PORT: port.optional(),
   AGENTRY_LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   AGENTRY_TRACE_LLM_IO_CHARS: z.coerce.number().int().min(0).max(1_000_000).default(16_000),
+  // Bounds of one LLM call and of one run (docs/operations.md#settings): generous enough for reasoning models.
+  AGENTRY_LLM_FIRST_BYTE_TIMEOUT_MS: z.coerce.number().int().min(1).default(120_000),
+  AGENTRY_LLM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).default(300_000),
+  AGENTRY_LLM_CALL_TIMEOUT_MS: z.coerce.number().int().min(1).default(1_800_000),
+  AGENTRY_LLM_MAX_ANSWER_CHARS: z.coerce.number().int().min(1).default(4_000_000),
+  AGENTRY_RUN_TIMEOUT_MS: z.coerce.number().int().min(0).default(3_600_000),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
@@ -125,6 +131,10 @@ export interface Config {
   metrics: { enabled: boolean; token?: string; port?: number };
   /** The most characters of an LLM call's input and of its output the trace keeps (0: none). */
   traceLlmIoChars: number;
+  /** Bounds of one LLM call (src/llm/llm-call-limits.ts): response headers per attempt, silence, whole call, answer size. */
+  llmCall: { firstByteMs: number; idleMs: number; totalMs: number; maxAnswerChars: number };
+  /** Longest a run may work, waits for a person or a child task excepted (src/tasks/run-deadline.ts); 0: no limit. */
+  runTimeoutMs: number;
   /** OpenTelemetry export over OTLP/HTTP; undefined when no endpoint is set (no tracer is built at all). */
   otel?: { tracesUrl: string; headers: Record<string, string>; serviceName: string; captureContent: boolean };
   jwt?: { issuer?: string; audience?: string; jwksUrl: string; orgClaim: string; roleClaim: string; defaultRole: 'admin' | 'member' | 'read-only' };
@@ -208,6 +218,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logFormat: e.AGENTRY_LOG_FORMAT,
     metrics: { enabled: e.AGENTRY_METRICS !== false, token: e.AGENTRY_METRICS_TOKEN, port: e.AGENTRY_METRICS_PORT },
     traceLlmIoChars: e.AGENTRY_TRACE_LLM_IO_CHARS,
+    llmCall: {
+      firstByteMs: e.AGENTRY_LLM_FIRST_BYTE_TIMEOUT_MS,
+      idleMs: e.AGENTRY_LLM_IDLE_TIMEOUT_MS,
+      totalMs: e.AGENTRY_LLM_CALL_TIMEOUT_MS,
+      maxAnswerChars: e.AGENTRY_LLM_MAX_ANSWER_CHARS,
+    },
+    runTimeoutMs: e.AGENTRY_RUN_TIMEOUT_MS,
     otel: otelConfig(e),
     jwt: e.AGENTRY_JWT_JWKS_URL
       ? {

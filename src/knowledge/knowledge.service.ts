@@ -215,8 +215,9 @@ export class KnowledgeService {
     const lists = [(await this.chunks.lexical(org, scoped, queryTerms(query), pool)).map((seq) => ({ seq }))];
     if (this.embeddings) {
       try {
-        // No retries: a search waits for no endpoint; it answers lexically instead.
-        const [vector] = await this.embeddings.embed([query], signal, 0);
+        // No retries, and 10 s at most (as memory recall): a search waits for no endpoint; it answers lexically instead.
+        const deadline = AbortSignal.timeout(10_000);
+        const [vector] = await this.embeddings.embed([query], signal ? AbortSignal.any([signal, deadline]) : deadline, 0);
         lists.push((await this.chunks.vector(org, scoped, this.embeddings.model, vector!, pool)).map((seq) => ({ seq })));
       } catch (e) {
         if (signal?.aborted) throw e;

@@ -163,7 +163,9 @@ export interface PartReader {
  * which is slow); any other model's stream is read as usual. Either way the result's parts can be read once.
  */
 export function partReaderOf(result: StreamResult): PartReader {
-  return result instanceof DirectStreamResult ? result.partReader() : result.stream.getReader();
+  // A result that reads its own parts: this file's DirectStreamResult, or a call bounded by llm-call-limits.ts.
+  const own = result as StreamResult & { partReader?: () => PartReader };
+  return typeof own.partReader === 'function' ? own.partReader() : result.stream.getReader();
 }
 
 /**
@@ -182,7 +184,7 @@ class DirectStreamResult implements StreamResult {
   ) {}
 
   get stream(): ReadableStream<StreamPart> {
-    return (this.built ??= readableOf(this.take()));
+    return (this.built ??= readableOfParts(this.take()));
   }
 
   partReader(): PartReader {
@@ -196,7 +198,8 @@ class DirectStreamResult implements StreamResult {
   }
 }
 
-function readableOf(parts: PartReader): ReadableStream<StreamPart> {
+/** The parts as a web stream, for a caller that asks a result for its `stream`. */
+export function readableOfParts(parts: PartReader): ReadableStream<StreamPart> {
   return new ReadableStream<StreamPart>({
     async pull(controller) {
       try {

@@ -5,7 +5,8 @@ import { isOfficialBase } from './official-endpoints.js';
 /**
  * Credential resolution for a run (docs/contract.md#llm-credentials), first found:
  *   1. the agent's `llm_credentials` (stored sealed by the agents domain),
- *   2. the organization secret named by `llm_credentials_key`,
+ *   2. the organization secret named by `llm_credentials_key`; a named secret that does not exist fails the run (the
+ *      owner asked for their own account: falling through to 3 billed the operator's),
  *   3. the server environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), only when the call goes to the provider's
  *      own endpoint (no llm_api_base, or the official one): the operator's key must never reach an endpoint the
  *      agent's author chose (issue 20). A custom endpoint without 1 or 2 fails the run; one that needs no key is
@@ -61,9 +62,16 @@ export class CredentialResolver {
     if (own) return { apiKey: own, source: 'agent' };
 
     const keyName = typeof agent.llm_credentials_key === 'string' ? agent.llm_credentials_key.trim() : '';
-    if (keyName && this.secrets) {
-      const value = await this.secrets.reveal(agent.organization_id, keyName);
+    if (keyName) {
+      const value = this.secrets ? await this.secrets.reveal(agent.organization_id, keyName) : undefined;
       if (value) return { apiKey: value, source: 'organization_secret' };
+      // The owner asked for their own account by naming it: a missing (or deleted) secret fails the run rather than
+      // billing the operator's key without a word.
+      throw new MissingCredentialsError(
+        provider,
+        `the organization secret "${keyName}" named by llm_credentials_key does not exist, and the server's key is not used in its place: ` +
+          `store it (PUT /v1/secrets/${keyName}), or clear llm_credentials_key to use the server's key`,
+      );
     }
 
     const envKeys = PROVIDER_ADAPTERS[provider].envKeys;
@@ -75,11 +83,10 @@ export class CredentialResolver {
       }
     }
 
-    const missingSecret = keyName ? `the organization secret "${keyName}" named by llm_credentials_key does not exist; ` : '';
     if (ownKeyOnly) {
       throw new MissingCredentialsError(
         provider,
-        `${missingSecret}llm_credentials_key_type is "custom", so the agent brings its own key and the server's ${envKeys.join(' / ')} ` +
+        `llm_credentials_key_type is "custom", so the agent brings its own key and the server's ${envKeys.join(' / ')} ` +
           `is not used: set llm_credentials on the agent, or store an organization secret (PUT /v1/secrets/{name}) and name it in ` +
           `llm_credentials_key (or set llm_credentials_key_type to "xpander" to allow the server's key)`,
       );
@@ -87,14 +94,14 @@ export class CredentialResolver {
     if (custom) {
       throw new MissingCredentialsError(
         provider,
-        `${missingSecret}llm_api_base ${originOf(baseUrl!)} is not the provider's own endpoint, so the server's ${envKeys.join(' / ')} ` +
+        `llm_api_base ${originOf(baseUrl!)} is not the provider's own endpoint, so the server's ${envKeys.join(' / ')} ` +
           `is not sent to it: set llm_credentials on the agent, or store an organization secret (PUT /v1/secrets/{name}) and name it ` +
           `in llm_credentials_key (an endpoint that needs no key accepts any placeholder value)`,
       );
     }
     throw new MissingCredentialsError(
       provider,
-      `${missingSecret}set llm_credentials on the agent, store an organization secret (PUT /v1/secrets/{name}) and name it in ` +
+      `set llm_credentials on the agent, store an organization secret (PUT /v1/secrets/{name}) and name it in ` +
         `llm_credentials_key, or set ${envKeys.join(' or ')} in the server environment`,
     );
   }

@@ -8,6 +8,7 @@ import { forcesToolChoice, reasoningOptions } from './reasoning-effort.js';
 import { createRetryingFetch, DEFAULT_RETRY_POLICY, type RetryListener, type RetryPolicy } from './retrying-fetch.js';
 import { boundedFetch } from '../net/bounded-response.js';
 import { MAX_LLM_MESSAGE_BYTES } from './llm-limits.js';
+import { DEFAULT_LLM_CALL_LIMITS, withCallLimits, withFirstByteDeadline, type LlmCallLimits } from './llm-call-limits.js';
 
 /** The agent fields that choose and reach a model, typed as stored (agents/agent.schemas.ts). */
 export type LlmAgentFields = CredentialAgentFields &
@@ -35,6 +36,8 @@ export interface LlmServiceDeps {
   /** Transport to a user-configured llm_api_base: obeys the egress policy (docs/contract.md#egress). */
   egressFetch: typeof globalThis.fetch;
   retry?: RetryPolicy;
+  /** Deadlines and answer size of one call (llm-call-limits.ts). */
+  callLimits?: LlmCallLimits;
 }
 
 /** Distinct (provider, model, endpoint, key, headers) combinations kept built. */
@@ -83,8 +86,10 @@ export class LlmService {
     let model = this.models.get(key);
     if (!model) {
       // A tenant's endpoint (llm_api_base) answers within a size limit; the official ones are not the tenant's.
-      const transport = baseUrl ? boundedFetch(this.deps.egressFetch, MAX_LLM_MESSAGE_BYTES) : this.deps.publicFetch;
-      model = await PROVIDER_ADAPTERS[provider].createModel({
+      const limits = this.deps.callLimits ?? DEFAULT_LLM_CALL_LIMITS;
+      // Each attempt waits for its response headers at most firstByteMs, and a late one is retried like a failed connection.
+      const transport = withFirstByteDeadline(baseUrl ? boundedFetch(this.deps.egressFetch, MAX_LLM_MESSAGE_BYTES) : this.deps.publicFetch, limits.firstByteMs);
+      const built = await PROVIDER_ADAPTERS[provider].createModel({
         modelName,
         apiKey: credential.apiKey,
         baseUrl,
@@ -94,6 +99,11 @@ export class LlmService {
           const onRetry = init?.signal ? this.retryListeners.get(init.signal) : undefined;
           return createRetryingFetch(transport, this.deps.retry ?? DEFAULT_RETRY_POLICY, onRetry)(input, init);
         },
+      });
+      // The answer's silences, whole duration and size are bounded where its parts are read.
+      model = withCallLimits(built, limits, (callers, call) => {
+        const onRetry = this.retryListeners.get(callers);
+        if (onRetry) this.retryListeners.set(call, onRetry);
       });
       setBounded(this.models, key, model, MODELS_MAX);
     }

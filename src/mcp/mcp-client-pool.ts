@@ -53,6 +53,19 @@ export interface McpClientPoolOptions {
   idleMs?: number;
   connectTimeoutMs?: number;
   callTimeoutMs?: number;
+  /** The whole tool listing, every page included. */
+  listTimeoutMs?: number;
+}
+
+/** Pages of one tool listing: a real server has a few; an endless cursor (empty pages too) must end (R2). */
+const MAX_TOOL_PAGES = 100;
+
+/** A listing that did not end within its bounds; its message completes "MCP server X failed while listing its tools: ". */
+class McpListingTooLong extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'McpListingTooLong';
+  }
 }
 
 interface Session {
@@ -82,12 +95,14 @@ export class McpClientPool {
   private readonly idle: number;
   private readonly connectTimeout: number;
   private readonly callTimeout: number;
+  private readonly listTimeout: number;
 
   constructor(private readonly opts: McpClientPoolOptions) {
     this.ttl = opts.toolListTtlMs ?? 5 * 60_000;
     this.idle = opts.idleMs ?? 5 * 60_000;
     this.connectTimeout = opts.connectTimeoutMs ?? 15_000;
     this.callTimeout = opts.callTimeoutMs ?? 120_000;
+    this.listTimeout = opts.listTimeoutMs ?? 60_000;
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, this.idle)).unref();
   }
 
@@ -100,8 +115,19 @@ export class McpClientPool {
     try {
       const tools: McpToolInfo[] = [];
       let cursor: string | undefined;
+      let pages = 0;
+      // The whole listing has one deadline, each page the connect timeout: a server may not page for ever (R2).
+      const deadline = AbortSignal.timeout(this.listTimeout);
+      const listing = signal ? AbortSignal.any([signal, deadline]) : deadline;
       do {
-        const page = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: this.connectTimeout });
+        if (++pages > MAX_TOOL_PAGES) throw new McpListingTooLong(`it answered more than ${MAX_TOOL_PAGES} pages of tools`);
+        let page: Awaited<ReturnType<Client['listTools']>>;
+        try {
+          page = await client.listTools(cursor ? { cursor } : {}, { signal: listing, timeout: this.connectTimeout });
+        } catch (e) {
+          if (deadline.aborted && !signal?.aborted) throw new McpListingTooLong(`its tool list did not end within ${this.listTimeout / 1000} s`);
+          throw e;
+        }
         for (const t of page.tools) {
           tools.push({
             name: t.name,

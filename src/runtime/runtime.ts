@@ -77,6 +77,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     publicFetch: deps.publicFetch ?? globalThis.fetch,
     egressFetch: deps.egressFetch ?? (createSafeFetch(createEgressPolicy(deps.config.egressAllow)) as typeof globalThis.fetch),
     retry: deps.retry,
+    callLimits: deps.config.llmCall,
   });
   const tools = new RuntimeToolRegistry();
   tools.register(

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 /**
@@ -22,6 +23,8 @@ export interface FakeMcpOptions {
   documents?: (base: string) => Record<string, unknown>;
   /** Extra tools by name -> returned text. */
   extraTools?: Record<string, string>;
+  /** Answers tools/list page by page instead (a server that paginates, or one whose cursor never ends). */
+  listPage?: (cursor: string | undefined) => { tools: { name: string; description?: string }[]; nextCursor?: string; delayMs?: number };
 }
 
 export interface FakeMcpServer {
@@ -37,6 +40,8 @@ export interface FakeMcpServer {
   unauthorized: number;
   /** Connections (initialize handshakes) seen. */
   initializations: number;
+  /** tools/list requests answered by `listPage`. */
+  listRequests: number;
   /** Makes the tool list differ from now on (to observe caching and refresh). */
   addTool(name: string, text: string): void;
   /** Ends every open SSE session (as a server restart would), keeping the server up. */
@@ -47,7 +52,7 @@ export interface FakeMcpServer {
 export async function startFakeMcpServer(opts: FakeMcpOptions = {}): Promise<FakeMcpServer> {
   const extra: Record<string, string> = { ...(opts.extraTools ?? {}) };
   const sseSessions = new Map<string, SSEServerTransport>();
-  const state: Pick<FakeMcpServer, 'calls' | 'unauthorized' | 'initializations'> = { calls: [], unauthorized: 0, initializations: 0 };
+  const state: Pick<FakeMcpServer, 'calls' | 'unauthorized' | 'initializations' | 'listRequests'> = { calls: [], unauthorized: 0, initializations: 0, listRequests: 0 };
 
   function buildServer(authorization: () => string | undefined): McpServer {
     const server = new McpServer({ name: 'fake-mcp', version: '1.0.0' });
@@ -76,6 +81,15 @@ export async function startFakeMcpServer(opts: FakeMcpOptions = {}): Promise<Fak
       server.registerTool(name, { description: `Extra tool ${name}` }, async () => {
         record(name, {});
         return { content: [{ type: 'text', text }] };
+      });
+    }
+    const listPage = opts.listPage;
+    if (listPage) {
+      server.server.setRequestHandler(ListToolsRequestSchema, async (req) => {
+        state.listRequests++;
+        const page = listPage(req.params?.cursor);
+        if (page.delayMs) await new Promise((r) => setTimeout(r, page.delayMs));
+        return { tools: page.tools.map((t) => ({ ...t, inputSchema: { type: 'object' as const } })), nextCursor: page.nextCursor };
       });
     }
     return server;
@@ -162,6 +176,9 @@ export async function startFakeMcpServer(opts: FakeMcpOptions = {}): Promise<Fak
     },
     get initializations() {
       return state.initializations;
+    },
+    get listRequests() {
+      return state.listRequests;
     },
     addTool(name, text) {
       extra[name] = text;

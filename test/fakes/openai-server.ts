@@ -7,6 +7,7 @@
  *   llm.reply({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] }, // then a tool call ...
  *             { text: 'It is sunny in Paris.' });                                     // ... and the answer after it
  *   llm.reply({ status: 429, headers: { 'retry-after': '0' }, error: 'slow down' });  // a provider error
+ *   llm.reply({ stallAfterHeaders: true });  llm.reply({ endless: { everyMs: 10 } });  // an answer that never ends
  *   llm.handle((req) => ({ text: `you said: ${req.lastUserText}` }));                // when the queue is empty
  *   llm.requests[0].body.messages;   // what reached the model (also .system, .tools, .lastUserText, .headers)
  *   await llm.close();
@@ -96,6 +97,7 @@ const openai: Protocol = {
     if (body.stream_options?.include_usage) write(null, { ...base, choices: [], usage: usageOf(reply) });
     write(null, '[DONE]');
   },
+  textDelta: (text, body) => ({ id: 'chatcmpl-endless', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }),
 };
 
 /** The categories omni-moderation reports, all present in every result as OpenAI does. */

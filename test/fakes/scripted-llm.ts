@@ -26,6 +26,10 @@ export interface ScriptedReply {
   delayMs?: number;
   /** Overrides the finish reason the server reports. */
   finishReason?: string;
+  /** A streamed answer that sends its headers and then nothing, until the client goes away. */
+  stallAfterHeaders?: boolean;
+  /** A streamed answer that never ends: a `delta` of text every `everyMs`, until the client goes away. */
+  endless?: { everyMs: number; delta?: string };
 }
 
 export type ReplyHandler = (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>;
@@ -67,6 +71,8 @@ export interface Protocol {
   json(reply: ScriptedReply, body: any, ids: () => string): unknown;
   /** Writes the whole SSE answer. */
   stream(reply: ScriptedReply, body: any, ids: () => string, write: (event: string | null, data: unknown) => void): void;
+  /** One event carrying a text delta, for `endless` answers; a protocol without it does not offer them. */
+  textDelta?(text: string, body: any): unknown;
 }
 
 /**
@@ -150,6 +156,17 @@ export async function startScriptedServer(protocol: Protocol, label: string, sid
     const headers = reply.headers ?? {};
     if (reply.status && (reply.status < 200 || reply.status > 299)) {
       res.writeHead(reply.status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(protocol.errorBody(reply.status, reply.error ?? 'scripted error')));
+      return;
+    }
+    if (recorded.stream && (reply.stallAfterHeaders || reply.endless)) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
+      res.flushHeaders();
+      const endless = reply.endless;
+      const timer = endless
+        ? setInterval(() => res.write(`data: ${JSON.stringify(protocol.textDelta!(endless.delta ?? 'x', body))}\n\n`), endless.everyMs)
+        : undefined;
+      await new Promise<void>((resolve) => res.on('close', resolve));
+      clearInterval(timer);
       return;
     }
     if (recorded.stream) {

@@ -27,11 +27,13 @@ export interface EmbeddingsServer {
   requests: { model: string; input: string[]; authorization?: string }[];
   /** Answer the next requests with this status (e.g. 500) instead of vectors. */
   failWith: number | null;
+  /** Leave the next requests unanswered (until the client gives up or the server closes). */
+  hang: boolean;
   close(): Promise<void>;
 }
 
 export async function startEmbeddingsServer(): Promise<EmbeddingsServer> {
-  const state: EmbeddingsServer = { baseUrl: '', requests: [], failWith: null, close: async () => {} };
+  const state: EmbeddingsServer = { baseUrl: '', requests: [], failWith: null, hang: false, close: async () => {} };
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -40,6 +42,7 @@ export async function startEmbeddingsServer(): Promise<EmbeddingsServer> {
       const parsed = JSON.parse(body) as { model: string; input: string | string[] };
       const input = Array.isArray(parsed.input) ? parsed.input : [parsed.input];
       state.requests.push({ model: parsed.model, input, authorization: req.headers.authorization });
+      if (state.hang) return;
       if (state.failWith) {
         return void res.writeHead(state.failWith, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'scripted failure' } }));
       }

@@ -58,4 +58,16 @@ describe.each(TEST_DBS)('hybrid knowledge search (%s)', (kind) => {
       emb.failWith = null;
     }
   });
+
+  it('answers lexically within the query-embedding deadline (10 s) when the endpoint never answers', async () => {
+    emb.hang = true;
+    try {
+      const started = Date.now();
+      const hits = (await t.req('GET', `/v1/knowledge/${kbId}/search?search_query=tomatoes`)).json();
+      expect(hits[0].content).toContain('Tomatoes grow best');
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      emb.hang = false;
+    }
+  }, 30_000);
 });

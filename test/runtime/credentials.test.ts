@@ -32,6 +32,20 @@ describe('LLM credentials and providers', () => {
     expect(rec.outcome!.result).toContain('"team-openai"');
   });
 
+  it('ends with error, never with the server key, when the secret named by llm_credentials_key does not exist', async () => {
+    const rt = makeRuntime({ env: { OPENAI_API_KEY: 'sk-from-env' } });
+    // The provider's own endpoint, where the server key would otherwise be allowed.
+    const openaiOwn = openaiAgent('', { llm_api_base: null, llm_credentials: null, llm_credentials_key: 'deleted-secret' });
+    await expect(rt.llm.resolve(openaiOwn)).rejects.toThrow('the organization secret "deleted-secret" named by llm_credentials_key does not exist');
+    const rec = await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials: null, llm_credentials_key: 'deleted-secret' }) });
+    expect(rec.outcome!.status).toBe('error');
+    expect(rec.outcome!.result).toContain('PUT /v1/secrets/deleted-secret');
+    expect(rec.outcome!.result).not.toContain('sk-from-env');
+    expect(llm.requests).toHaveLength(0);
+    // Without a key named, the server key still serves the provider's own endpoint.
+    expect((await rt.llm.resolve(openaiAgent('', { llm_api_base: null, llm_credentials: null, llm_credentials_key: null }))).credentialSource).toBe('environment');
+  });
+
   it('takes the agent key first, then the organization secret; never the environment for a custom llm_api_base', async () => {
     const rt = makeRuntime({ secrets: { 'team-openai': 'sk-org-secret' }, env: { OPENAI_API_KEY: 'sk-from-env' } });
     await runOnce(rt, { agent: openaiAgent(llm.baseUrl, { llm_credentials_key: 'team-openai' }) });
