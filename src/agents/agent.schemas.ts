@@ -96,6 +96,11 @@ export const GraphItemSchema = z.strictObject({
   is_first: z.boolean().default(false),
 });
 
+/** The most tool calls one run may make (agno_settings.tool_call_limit); each is an LLM round trip and a trace event. */
+export const MAX_TOOL_CALL_LIMIT = 500;
+/** The most LLM calls one run may make (task_level_strategies.iterative_strategy.max_iterations). */
+export const MAX_ITERATIONS = 200;
+
 /** One IN list per knowledge base in the search query (src/knowledge/chunk-store.repository.ts) stays small. */
 export const MAX_KB_DOCUMENTS = 1000;
 
@@ -134,7 +139,8 @@ const agnoFields = {
   session_summaries: [z.boolean(), false],
   num_history_runs: [z.number().int().min(0), 10],
   max_tool_calls_from_history: [z.number().int().min(0), 0],
-  tool_call_limit: [z.number().int().min(0), 0],
+  // 0 is agno's "no limit" (the run then caps at DEFAULT_TOOL_CALL_CAP); above MAX_TOOL_CALL_LIMIT a run is a runaway.
+  tool_call_limit: [z.number().int().min(0).max(MAX_TOOL_CALL_LIMIT), 0],
   coordinate_mode: [z.boolean(), true],
   pii_detection_enabled: [z.boolean(), false],
   pii_detection_mask: [z.boolean(), true],
@@ -175,20 +181,44 @@ const InstructionsPatch = z.strictObject({ role: z.array(str()), goal: z.array(s
 
 export const LlmCredentials = z.strictObject({ name: z.string().min(1), description: str().nullable().default(null), value: z.string().min(1) });
 
-/** Free-form beyond the fields the contract names (docs/contract.md#task-strategies); unknown keys are kept. */
-export const TaskLevelStrategies = z.looseObject({
+/**
+ * docs/contract.md#task-strategies. Strict: a key the runtime does not read (a misspelt one, or spec 2.1's "persistent
+ * context", which has no defined fields) would be stored and ignored, so it is `extra_forbidden`.
+ */
+export const TaskLevelStrategies = z.strictObject({
   // max_retries is refused above 10 (MAX_RETRIES in tasks/task-agents.ts, which also clamps rows stored before the limit).
-  retry_strategy: z.looseObject({ enabled: z.boolean().optional(), max_retries: z.number().int().min(0).max(10).optional() }).nullable().optional(),
-  iterative_strategy: z.looseObject({ max_iterations: z.number().int().min(1).optional() }).nullable().optional(),
+  retry_strategy: z
+    .strictObject({ enabled: z.boolean().optional(), max_retries: z.number().int().min(0).max(10).optional() })
+    // Retries run only with enabled true: a count without the switch would be stored and never used.
+    .refine((r) => r.max_retries === undefined || r.enabled !== undefined, {
+      message: 'retry_strategy.max_retries needs enabled: true to retry (or enabled: false to keep it switched off)',
+      path: ['enabled'],
+    })
+    .nullable()
+    .optional(),
+  // enabled false: the run uses the default bound (docs/contract.md#task-strategies), max_iterations is kept for later.
+  iterative_strategy: z.strictObject({ enabled: z.boolean().optional(), max_iterations: z.number().int().min(1).max(MAX_ITERATIONS).optional() }).nullable().optional(),
   stop_strategy: jsonObject().nullable().optional(),
   max_runs_per_day: z.number().int().min(1).nullable().optional(),
 });
+
+/**
+ * A top-level `skills` element (spec 2.1: array of object): a skill of the catalog (GET /v1/skills) by `name` (or
+ * `skill_name`, the tool entry's word), resolved on write like `tools:[{type:"skill"}]`; `description` is shown on the
+ * agent's A2A card.
+ */
+export const SkillElement = z
+  .strictObject({ name: id().optional(), skill_name: id().optional(), description: str().nullable().optional() })
+  .refine((s) => Boolean(s.name) !== Boolean(s.skill_name), { message: 'a skill needs exactly one of name or skill_name (a skill of GET /v1/skills)' });
 
 export const ConnectivityDetails = z.looseObject({
   custom_headers: stringMap().optional(),
   auth_type: str().optional(),
   api_key_header_name: str().nullable().optional(),
 });
+
+/** Why callers cannot write `orchestration_nodes` (create: any non-empty value; PATCH: any change, agent-writes.ts). */
+export const ORCHESTRATION_NODES_MSG = 'orchestration_nodes are written by workflows only: link a workflow with POST /v1/workflows/{id}/agent, or call it through tools:[{type:"workflow"}]';
 
 const typeField = z.enum(AGENT_TYPES).refine((t) => t !== 'orchestration', {
   message: "type 'orchestration' cannot be set on an agent; use workflows for orchestration",
@@ -226,7 +256,7 @@ const BaseFields = {
   graph: z.array(GraphItemSchema),
   knowledge_bases: z.array(AgentKnowledgeBase),
   source_nodes: z.array(SourceNode),
-  skills: z.array(jsonObject()),
+  skills: z.array(SkillElement),
   prompts: z.array(str()),
   oas: jsonObject(),
   orchestration_nodes: z.array(z.unknown()),
@@ -297,7 +327,8 @@ export const CreateAgentBody = z.strictObject({
   skills: F.skills.default([]),
   prompts: F.prompts.default([]),
   oas: F.oas.default({}),
-  orchestration_nodes: F.orchestration_nodes.default([]),
+  // Written only by the workflows module (POST /v1/workflows/{id}/agent): a caller's would run unchecked or not at all.
+  orchestration_nodes: F.orchestration_nodes.refine((n) => n.length === 0, ORCHESTRATION_NODES_MSG).default([]),
   connectivity_details: F.connectivity_details.default({}),
   access_scope: F.access_scope.default('personal'),
   agno_settings: F.agno_settings.prefault({}),
