@@ -55,7 +55,7 @@ export function createWorkflowsModule(d: {
         const agent = await d.agents.get(principal.organizationId, agentId).catch(() => undefined);
         // Re-typed or deleted by someone: the workflow gets a new agent instead.
         if (!agent || agent.type !== 'orchestration') return false;
-        await d.agents.update(principal, agentId, { orchestration_nodes: nodes(w) }, { deploy: true });
+        await d.agents.update(principal, agentId, { orchestration_nodes: nodes(w) }, { deploy: true, fromWorkflows: true });
         return true;
       },
       async delete(org, agentId) {
