@@ -209,14 +209,14 @@ export async function readBounded(res: Response, max = MAX_REMOTE_ANSWER_BYTES):
 }
 
 /**
- * `output_schema` (the agent's or the invocation's) holds for remote answers too: a JSON answer that does not match
+ * `output_schema` (the agent's or the invocation's) holds for remote answers and workflow results too: a JSON answer that does not match
  * ends the task `failed` with the problems (there is no model to ask again). Undefined when it holds or none is set.
  */
-export async function outputProblem(req: RunRequest, answer: string, checker: SchemaChecker): Promise<string | undefined> {
+export async function outputProblem(req: RunRequest, answer: string, checker: SchemaChecker, subject = "The remote agent's answer"): Promise<string | undefined> {
   const schema = req.task.output_schema;
   if (!schema || req.task.output_format !== 'json') return undefined;
   const parsed = parseJsonAnswer(answer);
-  if (!parsed.ok) return `The remote agent's answer is not JSON, as output_schema requires: ${answer.slice(0, 200)}`;
+  if (!parsed.ok) return `${subject} is not JSON, as output_schema requires: ${answer.slice(0, 200)}`;
   const problems = await new JsonSchemaValidator(checker, req.task.organization_id).validate(schema, parsed.value);
-  return problems.length ? `The remote agent's answer does not match output_schema: ${problems.join('; ')}` : undefined;
+  return problems.length ? `${subject} does not match output_schema: ${problems.join('; ')}` : undefined;
 }
