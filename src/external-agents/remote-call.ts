@@ -168,6 +168,42 @@ export function promptOf(req: RunRequest): string {
   return buildUserMessage(req.task.input, !req.extras.disableAttachmentInjection);
 }
 
+/**
+ * The invocation's fields beside its text (spec 3.2; spec 4.5: a webhook's extra body fields are context), as a remote
+ * agent receives them: `additional_context`, `expected_output`, `instructions_override`, `output_format` when not the
+ * default, and the user (`id`, `email`, `first_name`, `last_name`) unless agno_settings.add_user_to_context is false.
+ * Empty when the invocation has none of them.
+ */
+export function invocationContext(req: RunRequest): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (req.task.additional_context) out.additional_context = req.task.additional_context;
+  if (req.extras.expectedOutput) out.expected_output = req.extras.expectedOutput;
+  if (req.extras.instructionsOverride) out.instructions_override = req.extras.instructionsOverride;
+  if (req.task.output_format && req.task.output_format !== 'markdown') out.output_format = req.task.output_format;
+  const agno = (req.agent.agno_settings ?? {}) as { add_user_to_context?: boolean };
+  const user = req.task.input.user;
+  if (user && agno.add_user_to_context !== false) {
+    const shown = Object.fromEntries(Object.entries(user).filter(([, v]) => typeof v === 'string' && v !== ''));
+    if (Object.keys(shown).length) out.user = shown;
+  }
+  return out;
+}
+
+const SECTION_TITLES: Record<string, string> = {
+  additional_context: 'Additional context',
+  expected_output: 'Expected output',
+  instructions_override: 'Instructions for this task',
+  output_format: 'Answer format',
+  user: 'About the user',
+};
+
+/** The invocation context as labelled text sections, for remote agents that read only text. */
+export function contextText(ctx: Record<string, unknown>): string {
+  return Object.entries(ctx)
+    .map(([k, v]) => `${SECTION_TITLES[k] ?? k}:\n${typeof v === 'string' ? v : Object.entries(v as Record<string, string>).map(([f, x]) => `- ${f}: ${x}`).join('\n')}`)
+    .join('\n\n');
+}
+
 /** Builds the run's outcome, with the prompt and answer as the thread of this run. */
 export function outcome(req: RunRequest, clock: Clock, status: RunOutcome['status'], result: string, prompt: string): RunOutcome {
   const run = nextRunNumber(req.history);
