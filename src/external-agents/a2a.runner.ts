@@ -217,5 +217,6 @@ function contextFor(req: RunRequest): string {
 }
 
 function withContext(ctx: Record<string, unknown>): [string[], Record<string, unknown> | undefined] {
-  return Object.keys(ctx).length ? [[contextText(ctx)], ctx] : [[], undefined];
+  const text = contextText(ctx);
+  return [text ? [text] : [], Object.keys(ctx).length ? ctx : undefined];
 }

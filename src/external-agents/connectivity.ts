@@ -69,7 +69,7 @@ export const CurlConnectivity = z
     /** Where the task's prompt goes: a dot path into `body`, or for GET the query parameter's name. */
     prompt_path: dotPath().default('prompt'),
     /**
-     * Where the invocation's context (additional_context, expected_output, instructions_override, output_format, user)
+     * Where the invocation's context (additional_context, expected_output, instructions_override, user)
      * goes as an object: a dot path into `body`, or for GET a query parameter holding its JSON. Absent: it follows
      * the prompt as labelled text sections (docs/external-agents.md#context).
      */

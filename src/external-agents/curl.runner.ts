@@ -73,12 +73,13 @@ export class CurlAgentRunner implements TaskRunner {
 
 /**
  * The invocation's context (remote-call.ts invocationContext) goes at `context_path` as an object (GET: a query
- * parameter holding its JSON); without a context_path it follows the prompt as labelled text sections, so it reaches
- * the agent either way.
+ * parameter holding its JSON); without a context_path its task instructions follow the prompt as labelled text
+ * sections (contextText), so they reach the agent either way; the user then is not sent.
  */
 function buildRequest(c: CurlConnectivity, userPrompt: string, ctx: Record<string, unknown>): { url: string; init: RequestInit } {
   const hasContext = Object.keys(ctx).length > 0;
-  const prompt = hasContext && !c.context_path ? `${userPrompt}\n\n${contextText(ctx)}` : userPrompt;
+  const sections = c.context_path ? '' : contextText(ctx);
+  const prompt = sections ? `${userPrompt}\n\n${sections}` : userPrompt;
   if (c.method === 'GET') {
     const u = new URL(c.url);
     u.searchParams.set(c.prompt_path, prompt);

@@ -170,16 +170,14 @@ export function promptOf(req: RunRequest): string {
 
 /**
  * The invocation's fields beside its text (spec 3.2; spec 4.5: a webhook's extra body fields are context), as a remote
- * agent receives them: `additional_context`, `expected_output`, `instructions_override`, `output_format` when not the
- * default, and the user (`id`, `email`, `first_name`, `last_name`) unless agno_settings.add_user_to_context is false.
- * Empty when the invocation has none of them.
+ * agent receives them: `additional_context`, `expected_output`, `instructions_override`, and the user (`id`, `email`,
+ * `first_name`, `last_name`) unless agno_settings.add_user_to_context is false. Empty when the invocation has none.
  */
 export function invocationContext(req: RunRequest): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (req.task.additional_context) out.additional_context = req.task.additional_context;
   if (req.extras.expectedOutput) out.expected_output = req.extras.expectedOutput;
   if (req.extras.instructionsOverride) out.instructions_override = req.extras.instructionsOverride;
-  if (req.task.output_format && req.task.output_format !== 'markdown') out.output_format = req.task.output_format;
   const agno = (req.agent.agno_settings ?? {}) as { add_user_to_context?: boolean };
   const user = req.task.input.user;
   if (user && agno.add_user_to_context !== false) {
@@ -193,14 +191,17 @@ const SECTION_TITLES: Record<string, string> = {
   additional_context: 'Additional context',
   expected_output: 'Expected output',
   instructions_override: 'Instructions for this task',
-  output_format: 'Answer format',
-  user: 'About the user',
 };
 
-/** The invocation context as labelled text sections, for remote agents that read only text. */
+/**
+ * The task's own instructions (context, expected output, instructions override) as labelled text sections, for
+ * remote agents that read only text. The user is not among them: it goes only where a structured field carries it
+ * (A2A metadata, curl `context_path`), so a caller's identity is never pasted into a prompt text.
+ */
 export function contextText(ctx: Record<string, unknown>): string {
   return Object.entries(ctx)
-    .map(([k, v]) => `${SECTION_TITLES[k] ?? k}:\n${typeof v === 'string' ? v : Object.entries(v as Record<string, string>).map(([f, x]) => `- ${f}: ${x}`).join('\n')}`)
+    .filter(([k, v]) => k in SECTION_TITLES && typeof v === 'string')
+    .map(([k, v]) => `${SECTION_TITLES[k]}:\n${v as string}`)
     .join('\n\n');
 }
 
