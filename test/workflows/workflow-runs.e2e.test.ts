@@ -252,6 +252,10 @@ describe.each(TEST_DBS)('workflow runs end to end (%s)', (kind) => {
     // The configuration read back and sent again (as the xpander CLI does) is accepted, and so is a new name.
     const same = await t.req('PATCH', `/v1/agents/${wf.agent_id}`, { name: `renamed-${kind}`, orchestration_nodes: agent.orchestration_nodes, agno_settings: agent.agno_settings, is_supervised: false });
     expect(same.statusCode, same.body).toBe(200);
+    // An invocation's model-only fields are refused; its additional_context acts ({{input.additional_context}}).
+    const asked = await t.req('POST', `/v1/agents/${wf.agent_id}/invoke`, { input: { text: 'go' }, instructions_override: 'be brief' });
+    expect(asked.statusCode).toBe(422);
+    expect(asked.json().detail[0].loc).toEqual(['body', 'instructions_override']);
     const created = await t.req('POST', '/v1/agents', { name: `nodes-${kind}`, orchestration_nodes: [{ type: 'workflow', workflow_id: wf.id }] });
     expect(created.statusCode).toBe(422);
     expect(created.json().detail[0].loc).toEqual(['body', 'orchestration_nodes']);
