@@ -20,9 +20,9 @@ export const InvokeMultipart = z.object({
   user_tokens: z.string().optional().describe('A JSON object {<MCP graph item id>: <access token>}, as JSON text.'),
   user: z.string().optional().describe('input.user as JSON text: {"id", "email", "first_name", "last_name"}.'),
   user_id: z.string().optional().describe('input.user.id (the webhook form names).'),
-  user_email: z.string().optional(),
-  user_first_name: z.string().optional(),
-  user_last_name: z.string().optional(),
+  user_email: z.string().optional().describe('input.user.email.'),
+  user_first_name: z.string().optional().describe('input.user.first_name.'),
+  user_last_name: z.string().optional().describe('input.user.last_name.'),
   disable_attachment_injection: z
     .string()
     .optional()
