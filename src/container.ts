@@ -4,6 +4,7 @@ import type { Logger } from './lib/logger.js';
 import { createPlatform, type Platform } from './platform.module.js';
 import { closeOnStop, type Startable } from './lib/lifecycle.js';
 import { createAccessModule, type AccessModule } from './auth/access.module.js';
+import { isAppError } from './errors.js';
 import { createAgentsModule, type AgentsModule } from './agents/agents.module.js';
 import { SecretsRepository } from './secrets/secrets.repository.js';
 import { SecretsService } from './secrets/secrets.service.js';
@@ -124,6 +125,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     // Knowledge bases are built after agents (they check agent ids): reached at call time.
     knowledgeBases: { exists: (org, id) => kb.knowledge.exists(org, id), missingDocuments: (org, id, docs) => kb.knowledge.missingDocuments(org, id, docs) },
     checkOutputSchema,
+    // Secrets are built just below: reached at call time.
+    secretExists: (org, name) => secrets.get(org, name).then(() => true, (e: unknown) => (isAppError(e) && e.code === 'not_found' ? false : Promise.reject(e))),
   });
   const secrets = new SecretsService(new SecretsRepository(db), secretBox, clock);
   const runtime = createRuntime({

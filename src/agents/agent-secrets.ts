@@ -1,3 +1,4 @@
+import { AppError } from '../errors.js';
 import { REDACTED, type SecretBox } from '../lib/secret-box.js';
 
 /**
@@ -10,8 +11,9 @@ import { REDACTED, type SecretBox } from '../lib/secret-box.js';
  * `custom_headers`) the entries whose name carries a credential (Authorization, X-Api-Key, Helicone-Auth, ...) are
  * sealed; the others stay readable. Every value of `llm_extra_headers` is sealed: those headers exist to reach an LLM
  * endpoint or gateway, whose credential headers have names no pattern foresees (issue 20 found them in clear).
- * Writing "********" back (a configuration read and sent again) keeps the stored value; a header left out of a
- * PATCH is dropped, as the map is replaced whole.
+ * Writing "********" back (a configuration read and sent again) keeps the stored value; "********" where nothing is
+ * stored is refused (422): sealing the placeholder would store a credential that fails every call. A header left out
+ * of a PATCH is dropped, as the map is replaced whole.
  */
 
 const SECRET_KEYS: ReadonlySet<string> = new Set([
@@ -33,10 +35,19 @@ const HEADER_MAPS: ReadonlySet<string> = new Set(['headers', 'custom_headers', '
 /** Header names that carry credentials (Authorization, X-Api-Key, Helicone-Auth, Cookie, ...). */
 const SECRET_HEADER = /auth|key|token|secret|cookie|password|signature|credential/i;
 
-function sealHeaderMap(value: Json, prev: Json | undefined, box: SecretBox, every = false): Json {
+type Path = (string | number)[];
+
+/** A secret as stored: the previous sealed value for "********", else the value sealed. */
+function sealOne(v: string, prev: unknown, box: SecretBox, path: Path): unknown {
+  if (v !== REDACTED) return { $sealed: box.seal(v) };
+  if (isSealed(prev)) return prev;
+  throw AppError.invalid(['body', ...path], `"${REDACTED}" stands for a stored secret, and none is stored here: send the real value`);
+}
+
+function sealHeaderMap(value: Json, prev: Json | undefined, box: SecretBox, path: Path, every = false): Json {
   const out: Json = {};
   for (const [name, v] of Object.entries(value)) {
-    if (typeof v === 'string' && (every || SECRET_HEADER.test(name))) out[name] = v === REDACTED && isSealed(prev?.[name]) ? prev![name] : { $sealed: box.seal(v) };
+    if (typeof v === 'string' && (every || SECRET_HEADER.test(name))) out[name] = sealOne(v, prev?.[name], box, [...path, name]);
     else out[name] = v;
   }
   return out;
@@ -52,17 +63,17 @@ export function isSealed(v: unknown): v is Sealed {
 
 type Json = Record<string, unknown>;
 
-function sealDeep(value: unknown, prev: unknown, box: SecretBox, keys: ReadonlySet<string>): unknown {
-  if (Array.isArray(value)) return value.map((v, i) => sealDeep(v, Array.isArray(prev) ? prev[i] : undefined, box, keys));
+function sealDeep(value: unknown, prev: unknown, box: SecretBox, keys: ReadonlySet<string>, path: Path): unknown {
+  if (Array.isArray(value)) return value.map((v, i) => sealDeep(v, Array.isArray(prev) ? prev[i] : undefined, box, keys, [...path, i]));
   if (!value || typeof value !== 'object' || isSealed(value)) return value;
   const out: Json = {};
   const p = prev && typeof prev === 'object' && !Array.isArray(prev) ? (prev as Json) : undefined;
   for (const [k, v] of Object.entries(value as Json)) {
     if (keys.has(k.toLowerCase()) && typeof v === 'string') {
-      out[k] = v === REDACTED && isSealed(p?.[k]) ? p![k] : { $sealed: box.seal(v) };
+      out[k] = sealOne(v, p?.[k], box, [...path, k]);
     } else if (HEADER_MAPS.has(k) && v && typeof v === 'object' && !Array.isArray(v)) {
-      out[k] = sealHeaderMap(v as Json, p?.[k] as Json | undefined, box);
-    } else out[k] = sealDeep(v, p?.[k], box, keys);
+      out[k] = sealHeaderMap(v as Json, p?.[k] as Json | undefined, box, [...path, k]);
+    } else out[k] = sealDeep(v, p?.[k], box, keys, [...path, k]);
   }
   return out;
 }
@@ -77,12 +88,12 @@ function mapSealed(value: unknown, fn: (s: Sealed) => unknown): unknown {
 /** Seals plain secrets of `config` (values already sealed stay); `previous` is the stored config being edited. */
 export function sealSecrets<T extends Json>(config: T, box: SecretBox, previous?: Json): T {
   const out: Json = { ...config };
-  for (const root of ROOTS) if (root in out) out[root] = sealDeep(out[root], previous?.[root], box, SECRET_KEYS);
+  for (const root of ROOTS) if (root in out) out[root] = sealDeep(out[root], previous?.[root], box, SECRET_KEYS, [root]);
   // Slack incoming-webhook URLs carry their own credential (docs/notifications.md).
-  if (out.notification_settings) out.notification_settings = sealDeep(out.notification_settings, previous?.notification_settings, box, new Set(['webhook_url']));
-  if (out.llm_credentials) out.llm_credentials = sealDeep(out.llm_credentials, previous?.llm_credentials, box, new Set(['value']));
+  if (out.notification_settings) out.notification_settings = sealDeep(out.notification_settings, previous?.notification_settings, box, new Set(['webhook_url']), ['notification_settings']);
+  if (out.llm_credentials) out.llm_credentials = sealDeep(out.llm_credentials, previous?.llm_credentials, box, new Set(['value']), ['llm_credentials']);
   if (out.llm_extra_headers && typeof out.llm_extra_headers === 'object') {
-    out.llm_extra_headers = sealHeaderMap(out.llm_extra_headers as Json, previous?.llm_extra_headers as Json | undefined, box, true);
+    out.llm_extra_headers = sealHeaderMap(out.llm_extra_headers as Json, previous?.llm_extra_headers as Json | undefined, box, ['llm_extra_headers'], true);
   }
   return out as T;
 }

@@ -3,6 +3,7 @@ import { newId } from '../lib/ids.js';
 import type { AttachedConnector, GraphItem, ResolvedToolEntry } from '../tools/tool-kinds.js';
 import { CUSTOM_FUNCTIONS_CONNECTOR_ALIASES, CUSTOM_FUNCTIONS_CONNECTOR_ID, type ToolEntry } from './agent.schemas.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
+import { checkGraphItems } from './graph-item-rules.js';
 
 /** Knowledge bases attached to an agent, and the documents it is limited to, must exist; provided by the knowledge-base domain (issue 7). */
 export interface KnowledgeBaseLookup {
@@ -20,9 +21,11 @@ export interface ToolsInput {
   explicitAttached?: AttachedConnector[];
   baseAttached: AttachedConnector[];
   graph: GraphItem[];
-  /** Check the `agent` items of `graph` (it was given in this request). */
+  /** Check the items of `graph` by kind (it was given in this request): graph-item-rules.ts. */
   validateGraph: boolean;
   knowledgeBases: { id: string; documents?: string[] }[];
+  /** Top-level `skills` of this request: each resolved like a `{type:"skill"}` tool entry, merged on top. */
+  skills?: { name?: string; skill_name?: string }[];
 }
 
 /**
@@ -50,14 +53,16 @@ export class AgentToolsResolver {
     let graph = input.graph.map((g) => ({ ...g }));
 
     if (input.validateGraph) {
-      for (const [i, g] of graph.entries()) {
-        if (g.type !== 'agent') continue;
-        await this.resolveEntry(organizationId, { type: 'agent', agent_id: g.item_id }, [...loc, 'graph', i], selfId).catch((e) => {
-          // Name the graph item's field, not the tool entry's.
-          if (e instanceof AppError && e.issues) e.issues[0].loc = [...loc, 'graph', i, 'item_id'];
-          throw e;
-        });
-      }
+      // Name the graph item's field, not the tool entry's.
+      await checkGraphItems(graph, loc, (entry, at, field) =>
+        this.resolveEntry(organizationId, entry, at, selfId).then(
+          () => undefined,
+          (e: unknown) => {
+            if (e instanceof AppError && e.issues) e.issues[0].loc = [...at, field];
+            throw e;
+          },
+        ),
+      );
     }
 
     if (input.explicitAttached) {
@@ -79,13 +84,26 @@ export class AgentToolsResolver {
       graph = mergeGraph(graph, r.graph, true);
     }
 
+    for (const [i, skill] of (input.skills ?? []).entries()) {
+      const key = skill.name ? 'name' : 'skill_name';
+      const at = [...loc, 'skills', i];
+      const r = await this.resolveEntry(organizationId, { type: 'skill', skill_name: skill.name ?? skill.skill_name ?? '' }, at).catch((e: unknown) => {
+        if (e instanceof AppError && e.issues) e.issues[0].loc = [...at, key];
+        throw e;
+      });
+      graph = mergeGraph(graph, r.graph, true);
+    }
+
     for (const [i, kb] of input.knowledgeBases.entries()) {
       const found = this.kbLookup ? await this.kbLookup.exists(organizationId, kb.id) : false;
       if (!found) throw AppError.invalid([...loc, 'knowledge_bases', i, 'id'], `knowledge base '${kb.id}' not found`);
       await this.checkDocuments(organizationId, kb, [...loc, 'knowledge_bases', i, 'documents']);
     }
 
-    if (input.validateGraph) checkTargets(graph, loc);
+    if (input.validateGraph) {
+      await this.checkOperationItems(organizationId, input.graph, attached, loc);
+      checkTargets(graph, loc);
+    }
     return { attached_tools: attached, graph: graph.map((g) => ({ ...g, id: g.id ?? newId() })) };
   }
 
@@ -101,6 +119,29 @@ export class AgentToolsResolver {
       missing.has(d) ? [{ loc: [...loc, j], msg: `Value error, document '${d}' not found in knowledge base '${kb.id}'`, type: 'value_error' }] : [],
     );
     if (issues.length) throw AppError.validation(issues);
+  }
+
+  /**
+   * Explicit `tool` items (connector operations, sub_type null): the runtime offers only operations of
+   * `attached_tools`, so an item naming another operation would offer nothing. item_id is the operationId (or the
+   * catalog id) of an operation of an attached connection.
+   */
+  private async checkOperationItems(organizationId: string, explicit: GraphItem[], attached: AttachedConnector[], loc: Loc): Promise<void> {
+    const items = explicit.map((g, i) => [g, i] as const).filter(([g]) => g.type === 'tool' && !g.sub_type);
+    if (!items.length) return;
+    const known = new Set<string>();
+    for (const conn of attached) {
+      if (CUSTOM_FUNCTIONS_CONNECTOR_ALIASES.has(conn.id)) continue;
+      for (const op of conn.operation_ids) known.add(op);
+      // A connection or operation removed since it was attached names nothing: it adds no operation.
+      const resolved = await this.resolveAttached(organizationId, conn, loc).catch(() => []);
+      for (const r of resolved) for (const g of r.graph) known.add(g.item_id);
+    }
+    for (const [g, i] of items) {
+      if (!known.has(g.item_id)) {
+        throw AppError.invalid([...loc, 'graph', i, 'item_id'], `operation '${g.item_id}' is not in attached_tools: attach it (attached_tools or tools:[{type:"action"}]) so the item has a tool to offer`);
+      }
+    }
   }
 
   private async resolveAttached(organizationId: string, conn: AttachedConnector, loc: Loc): Promise<ResolvedToolEntry[]> {

@@ -32,7 +32,13 @@ export function refuseOrchestrationOnRegular(request: ToolParts, result: ToolPar
   if (stored) throw AppError.invalid([...loc, 'type'], `${MSG}; remove the agent's sub-agent and workflow tools first`);
 }
 
+/** Types whose runs are not Agentry's model loop (a remote agent, a workflow's steps): a tool would never be offered. */
+const NO_TOOLS_TYPES: ReadonlySet<string> = new Set(['a2a', 'curl', 'orchestration']);
+
 /** One `tools` entry attached to an existing agent (POST /v1/agents/{id}/tools): the body is the entry. */
 export function refuseOrchestrationEntry(agentType: unknown, entry: { type: string }): void {
   if (agentType === 'regular' && ORCHESTRATION_KINDS.has(entry.type)) throw AppError.invalid(['body', 'type'], MSG);
+  if (typeof agentType === 'string' && NO_TOOLS_TYPES.has(agentType)) {
+    throw AppError.invalid(['body', 'type'], `an agent of type '${agentType}' does not run Agentry's model loop: a tool attached to it would never be offered`);
+  }
 }

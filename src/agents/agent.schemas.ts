@@ -4,6 +4,9 @@ import { DEFAULT_MODEL_PROVIDER, LLM_MODEL_PROVIDERS } from '../llm/model-catalo
 import type { GraphItem } from '../tools/graph-item.js';
 import { unsupportedPattern } from '../lib/safe-regexp.js';
 import { INJECTION_CONTENT_ACTIONS, MODERATION_CATEGORIES } from '../guardrails/guardrail-vocabulary.js';
+import { MAX_TOOL_CALL_LIMIT, SkillElement, TaskLevelStrategies } from './agent-settings.schemas.js';
+
+export { MAX_ITERATIONS, MAX_TOOL_CALL_LIMIT, SkillElement, TaskLevelStrategies } from './agent-settings.schemas.js';
 
 /**
  * The agent configuration of spec 2.1, 2.2, 2.5 and 4.1 as zod schemas. `BaseFields` carries types only; the create
@@ -134,7 +137,8 @@ const agnoFields = {
   session_summaries: [z.boolean(), false],
   num_history_runs: [z.number().int().min(0), 10],
   max_tool_calls_from_history: [z.number().int().min(0), 0],
-  tool_call_limit: [z.number().int().min(0), 0],
+  // 0 is agno's "no limit" (the run then caps at DEFAULT_TOOL_CALL_CAP); above MAX_TOOL_CALL_LIMIT a run is a runaway.
+  tool_call_limit: [z.number().int().min(0).max(MAX_TOOL_CALL_LIMIT), 0],
   coordinate_mode: [z.boolean(), true],
   pii_detection_enabled: [z.boolean(), false],
   pii_detection_mask: [z.boolean(), true],
@@ -175,20 +179,14 @@ const InstructionsPatch = z.strictObject({ role: z.array(str()), goal: z.array(s
 
 export const LlmCredentials = z.strictObject({ name: z.string().min(1), description: str().nullable().default(null), value: z.string().min(1) });
 
-/** Free-form beyond the fields the contract names (docs/contract.md#task-strategies); unknown keys are kept. */
-export const TaskLevelStrategies = z.looseObject({
-  // max_retries is refused above 10 (MAX_RETRIES in tasks/task-agents.ts, which also clamps rows stored before the limit).
-  retry_strategy: z.looseObject({ enabled: z.boolean().optional(), max_retries: z.number().int().min(0).max(10).optional() }).nullable().optional(),
-  iterative_strategy: z.looseObject({ max_iterations: z.number().int().min(1).optional() }).nullable().optional(),
-  stop_strategy: jsonObject().nullable().optional(),
-  max_runs_per_day: z.number().int().min(1).nullable().optional(),
-});
-
 export const ConnectivityDetails = z.looseObject({
   custom_headers: stringMap().optional(),
   auth_type: str().optional(),
   api_key_header_name: str().nullable().optional(),
 });
+
+/** Why callers cannot write `orchestration_nodes` (create: any non-empty value; PATCH: any change, agent-writes.ts). */
+export const ORCHESTRATION_NODES_MSG = 'orchestration_nodes are written by workflows only: link a workflow with POST /v1/workflows/{id}/agent, or call it through tools:[{type:"workflow"}]';
 
 const typeField = z.enum(AGENT_TYPES).refine((t) => t !== 'orchestration', {
   message: "type 'orchestration' cannot be set on an agent; use workflows for orchestration",
@@ -226,7 +224,7 @@ const BaseFields = {
   graph: z.array(GraphItemSchema),
   knowledge_bases: z.array(AgentKnowledgeBase),
   source_nodes: z.array(SourceNode),
-  skills: z.array(jsonObject()),
+  skills: z.array(SkillElement),
   prompts: z.array(str()),
   oas: jsonObject(),
   orchestration_nodes: z.array(z.unknown()),
@@ -297,7 +295,8 @@ export const CreateAgentBody = z.strictObject({
   skills: F.skills.default([]),
   prompts: F.prompts.default([]),
   oas: F.oas.default({}),
-  orchestration_nodes: F.orchestration_nodes.default([]),
+  // Written only by the workflows module (POST /v1/workflows/{id}/agent): a caller's would run unchecked or not at all.
+  orchestration_nodes: F.orchestration_nodes.refine((n) => n.length === 0, ORCHESTRATION_NODES_MSG).default([]),
   connectivity_details: F.connectivity_details.default({}),
   access_scope: F.access_scope.default('personal'),
   agno_settings: F.agno_settings.prefault({}),

@@ -4,6 +4,7 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { PublicUrls } from '../lib/urls.js';
 import type { AgentConfig } from './agent.schemas.js';
 import type { KnowledgeBaseLookup } from './agent-tools.js';
+import type { SecretExists } from './agent-writes.js';
 import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
 import { createToolResolverRegistry, type ToolResolverRegistry } from './tool-resolvers/index.js';
@@ -25,9 +26,10 @@ export function createAgentsModule(d: {
   configRules: readonly ((cfg: AgentConfig) => void)[];
   knowledgeBases: KnowledgeBaseLookup;
   checkOutputSchema?: OutputSchemaCheck;
+  secretExists?: SecretExists;
 }): AgentsModule {
   const repo = new AgentsRepository(d.db);
   const toolResolvers = createToolResolverRegistry({ agents: repo });
-  const agents = new AgentsService({ repo, clock: d.clock, urls: d.urls, secretBox: d.secretBox, toolResolvers, configRules: d.configRules, knowledgeBases: d.knowledgeBases, checkOutputSchema: d.checkOutputSchema });
+  const agents = new AgentsService({ repo, clock: d.clock, urls: d.urls, secretBox: d.secretBox, toolResolvers, configRules: d.configRules, knowledgeBases: d.knowledgeBases, checkOutputSchema: d.checkOutputSchema, secretExists: d.secretExists });
   return { agents, toolResolvers };
 }

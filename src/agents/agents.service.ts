@@ -10,7 +10,7 @@ import { AgentReads, type RunnableAgent, type SubmittableAgent } from './agent-r
 import { AgentStore } from './agent-store.js';
 import { AgentToolEdits, type AgentToolsView } from './agent-tool-edits.js';
 import { AgentToolsResolver, type KnowledgeBaseLookup } from './agent-tools.js';
-import { AgentWrites } from './agent-writes.js';
+import { AgentWrites, type SecretExists, type UpdateOptions } from './agent-writes.js';
 import type { AgentsRepository } from './agents.repository.js';
 import type { ToolResolverRegistry } from './tool-resolvers/index.js';
 import type { OutputSchemaCheck } from '../lib/schema-checker.js';
@@ -30,6 +30,8 @@ export interface AgentsServiceDeps {
   knowledgeBases?: KnowledgeBaseLookup;
   /** Refuses an output_schema the run could not enforce (lib/schema-checker.ts); checked on writes. */
   checkOutputSchema?: OutputSchemaCheck;
+  /** llm_credentials_key is checked against the organization's secrets through this; without it, not checked. */
+  secretExists?: SecretExists;
 }
 
 /**
@@ -47,7 +49,7 @@ export class AgentsService {
     this.store = new AgentStore(d.repo, d.clock, d.urls, d.secretBox);
     const tools = new AgentToolsResolver(d.toolResolvers, d.knowledgeBases);
     this.reads = new AgentReads(this.store);
-    this.writes = new AgentWrites(this.store, tools, d.configRules ?? [], d.checkOutputSchema);
+    this.writes = new AgentWrites(this.store, tools, d.configRules ?? [], d.checkOutputSchema, d.secretExists);
     this.toolEdits = new AgentToolEdits(this.store, tools);
   }
 
@@ -58,7 +60,7 @@ export class AgentsService {
   }
 
   /** PATCH: published at once with `deploy` or with staging off; otherwise to the draft (agent-writes.ts). */
-  update(principal: Principal, id: string, patch: PatchAgentInput, opts: { deploy: boolean }): Promise<AgentView> {
+  update(principal: Principal, id: string, patch: PatchAgentInput, opts: UpdateOptions): Promise<AgentView> {
     return this.writes.update(principal, id, patch, opts);
   }
 

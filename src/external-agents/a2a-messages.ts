@@ -10,14 +10,15 @@ export function textPart(text: string): Part {
   return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' };
 }
 
-export function message(role: Role, text: string, ids: { messageId: string; contextId?: string; taskId?: string }): Message {
+/** `extra`: more text parts after the first (an invocation's context); `metadata`: the message's. */
+export function message(role: Role, text: string, ids: { messageId: string; contextId?: string; taskId?: string }, extra: string[] = [], metadata?: Record<string, unknown>): Message {
   return {
     messageId: ids.messageId,
     contextId: ids.contextId ?? '',
     taskId: ids.taskId ?? '',
     role,
-    parts: [textPart(text)],
-    metadata: undefined,
+    parts: [textPart(text), ...extra.map(textPart)],
+    metadata,
     extensions: [],
     referenceTaskIds: [],
   };

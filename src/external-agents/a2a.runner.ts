@@ -9,7 +9,7 @@ import type { SchemaChecker } from '../lib/schema-checker.js';
 import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
 import { INTERRUPTED_STATES, isTask, message, partsText, stateName, taskAnswer, TERMINAL_STATES } from './a2a-messages.js';
 import { ConnectivityError, parseConnectivity, type A2aConnectivity } from './connectivity.js';
-import { aborted, describeFailure, outcome, outputProblem, promptOf, RemoteAgentError, remoteHeaders, runFetch, runSignal, traced, type Fetch, type SecretReader } from './remote-call.js';
+import { aborted, contextText, describeFailure, invocationContext, outcome, outputProblem, promptOf, RemoteAgentError, remoteHeaders, runFetch, runSignal, traced, type Fetch, type SecretReader } from './remote-call.js';
 
 export interface A2aRunnerDeps {
   /**
@@ -71,7 +71,9 @@ export class A2aAgentRunner implements TaskRunner {
       const client = await clientFor(card, fetch);
       const params: SendMessageRequest = {
         tenant: '',
-        message: message(Role.ROLE_USER, prompt, { messageId: newId(), contextId: contextFor(req) }),
+        // The invocation's context goes with the prompt: as a second text part every agent reads, and structured as
+        // the message's metadata for agents that look for it (docs/external-agents.md#context).
+        message: message(Role.ROLE_USER, prompt, { messageId: newId(), contextId: contextFor(req) }, ...withContext(invocationContext(req))),
         configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: true },
         metadata: undefined,
       };
@@ -212,4 +214,9 @@ function clientFor(card: AgentCard, fetchImpl: Fetch): Promise<Client> {
 function contextFor(req: RunRequest): string {
   const h = createHash('sha256').update(`${req.task.organization_id}\u0000${req.agent.id}\u0000${req.task.id}`).digest('hex');
   return `agentry-${h.slice(0, 32)}`;
+}
+
+function withContext(ctx: Record<string, unknown>): [string[], Record<string, unknown> | undefined] {
+  const text = contextText(ctx);
+  return [text ? [text] : [], Object.keys(ctx).length ? ctx : undefined];
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { HEADER_NAME, HEADER_VALUE } from '../connectors/invoke/request-builder.js';
 import { AppError, type ValidationIssue } from '../errors.js';
 import { zodIssuesToDetail } from '../http/validation.js';
+import { chooseModel, DEFAULT_MODEL_PROVIDER } from '../llm/model-catalog.js';
 
 /**
  * `connectivity_details` of the external agent types (spec 2.1: "For types a2a and curl"). The A2A form of the spec
@@ -67,6 +68,12 @@ export const CurlConnectivity = z
     body: z.record(z.string(), z.unknown()).default({}),
     /** Where the task's prompt goes: a dot path into `body`, or for GET the query parameter's name. */
     prompt_path: dotPath().default('prompt'),
+    /**
+     * Where the invocation's context (additional_context, expected_output, instructions_override, user)
+     * goes as an object: a dot path into `body`, or for GET a query parameter holding its JSON. Absent: it follows
+     * the prompt as labelled text sections (docs/external-agents.md#context).
+     */
+    context_path: dotPath().optional(),
     /** Where the answer is read in a JSON response; absent: the whole response body is the answer. */
     response_path: dotPath().nullable().optional(),
     ...authFields,
@@ -110,12 +117,35 @@ export class ConnectivityError extends Error {
  * Agent fields an external agent cannot act on: it has its own model, tools and instructions, so attaching ours would
  * store settings that do nothing. Refused with 422 instead (the LLM fields always carry defaults and are not listed).
  */
-const LOCAL_ONLY_FIELDS = ['tools', 'attached_tools', 'graph', 'knowledge_bases'] as const;
+const LOCAL_ONLY_FIELDS = ['tools', 'attached_tools', 'graph', 'knowledge_bases', 'skills'] as const;
 /** Settings of our own model loop (unset by default): refused when set on an external agent. */
-const LOCAL_MODEL_FIELDS = ['llm_api_base', 'llm_credentials', 'llm_credentials_key', 'llm_extra_headers', 'expected_output', 'is_supervised'] as const;
+const LOCAL_MODEL_FIELDS = [
+  'llm_api_base',
+  'llm_credentials',
+  'llm_credentials_key',
+  'llm_extra_headers',
+  'expected_output',
+  'is_supervised',
+  'deep_planning',
+  'enforce_deep_planning',
+  'use_oidc_pre_auth_token_for_llm',
+] as const;
 
 /** agno_settings switches of our model loop (guardrails, memory): refused when on for an external agent. */
 const LOCAL_AGNO_SWITCHES = ['pii_detection_enabled', 'prompt_injection_detection_enabled', 'openai_moderation_enabled', 'user_memories', 'agent_memories', 'agentic_memory', 'session_summaries'] as const;
+/**
+ * agno_settings values of our model loop (history, tool calls, planning, guardrail details) with their defaults: any
+ * other value is refused on an external agent, which keeps its own history and runs its own tools.
+ */
+const LOCAL_AGNO_DEFAULTS: Readonly<Record<string, unknown>> = {
+  session_storage: true,
+  num_history_runs: 10,
+  tool_call_limit: 0,
+  max_tool_calls_from_history: 0,
+  max_plan_retries: 15,
+  openai_moderation_categories: null,
+  prompt_injection_content_action: 'warn',
+};
 
 /** Throws a 422 when `config` is an external agent whose connectivity or local-only fields are wrong. */
 export function checkExternalAgent(config: Record<string, unknown>): void {
@@ -135,6 +165,20 @@ export function checkExternalAgent(config: Record<string, unknown>): void {
   const agno = (config.agno_settings ?? {}) as Record<string, unknown>;
   for (const f of LOCAL_AGNO_SWITCHES) {
     if (agno[f] === true) issues.push({ loc: ['body', 'agno_settings', f], msg: `an agent of type '${type}' runs remotely: ${f} acts only in Agentry's own model loop`, type: 'value_error' });
+  }
+  for (const [f, d] of Object.entries(LOCAL_AGNO_DEFAULTS)) {
+    const v = agno[f];
+    if (v !== undefined && JSON.stringify(v) !== JSON.stringify(d)) issues.push({ loc: ['body', 'agno_settings', f], msg: `an agent of type '${type}' runs remotely: ${f} acts only in Agentry's own model loop (leave it at ${JSON.stringify(d)})`, type: 'value_error' });
+  }
+  const compression = agno.tool_calls_compression as { enabled?: unknown } | undefined;
+  if (compression?.enabled === true) issues.push({ loc: ['body', 'agno_settings', 'tool_calls_compression', 'enabled'], msg: `an agent of type '${type}' runs remotely: it makes no tool calls here to compress`, type: 'value_error' });
+  const strategies = config.task_level_strategies as { iterative_strategy?: unknown } | null | undefined;
+  if (strategies?.iterative_strategy) issues.push({ loc: ['body', 'task_level_strategies', 'iterative_strategy'], msg: `an agent of type '${type}' runs remotely: iterative_strategy bounds Agentry's own model loop`, type: 'value_error' });
+  // The model fields carry defaults (the create schema fills them): only a model chosen on purpose is refused.
+  if (config.model_provider !== undefined && config.model_provider !== DEFAULT_MODEL_PROVIDER) {
+    issues.push({ loc: ['body', 'model_provider'], msg: `an agent of type '${type}' has no local model: model_provider would do nothing`, type: 'value_error' });
+  } else if (typeof config.model_name === 'string' && config.model_name !== chooseModel(DEFAULT_MODEL_PROVIDER, null).modelName) {
+    issues.push({ loc: ['body', 'model_name'], msg: `an agent of type '${type}' has no local model: model_name would do nothing`, type: 'value_error' });
   }
   if (config.can_self_schedule === true) issues.push({ loc: ['body', 'can_self_schedule'], msg: `an agent of type '${type}' runs remotely and cannot call the self-scheduling tools`, type: 'value_error' });
   const instructions = config.instructions as { role?: unknown[]; goal?: unknown[]; general?: string } | undefined;

@@ -9,6 +9,8 @@ import {
   outcome,
   outputProblem,
   promptOf,
+  invocationContext,
+  contextText,
   readBounded,
   RemoteAgentError,
   remoteHeaders,
@@ -47,7 +49,7 @@ export class CurlAgentRunner implements TaskRunner {
       timeout = c.timeout_seconds;
       signal = runSignal(req.signal, c.timeout_seconds);
       fetch = runFetch(this.deps.fetch, await remoteHeaders(c, req.task, this.deps.secrets), signal);
-      const { url, init } = buildRequest(c, prompt);
+      const { url, init } = buildRequest(c, prompt, invocationContext(req));
       const f = fetch;
       const answer = await traced(req, clock, { name: `curl ${c.method}`, payload: { url: redactedUrl(url), method: c.method } }, async () => {
         const res = await f(url, init);
@@ -69,14 +71,24 @@ export class CurlAgentRunner implements TaskRunner {
   }
 }
 
-function buildRequest(c: CurlConnectivity, prompt: string): { url: string; init: RequestInit } {
+/**
+ * The invocation's context (remote-call.ts invocationContext) goes at `context_path` as an object (GET: a query
+ * parameter holding its JSON); without a context_path its task instructions follow the prompt as labelled text
+ * sections (contextText), so they reach the agent either way; the user then is not sent.
+ */
+function buildRequest(c: CurlConnectivity, userPrompt: string, ctx: Record<string, unknown>): { url: string; init: RequestInit } {
+  const hasContext = Object.keys(ctx).length > 0;
+  const sections = c.context_path ? '' : contextText(ctx);
+  const prompt = sections ? `${userPrompt}\n\n${sections}` : userPrompt;
   if (c.method === 'GET') {
     const u = new URL(c.url);
     u.searchParams.set(c.prompt_path, prompt);
+    if (hasContext && c.context_path) u.searchParams.set(c.context_path, JSON.stringify(ctx));
     return { url: u.href, init: { method: 'GET', headers: { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' } } };
   }
   const body = structuredClone(c.body);
   setPath(body, c.prompt_path, prompt);
+  if (hasContext && c.context_path) setPath(body, c.context_path, ctx);
   return {
     url: c.url,
     init: { method: c.method, headers: { 'content-type': 'application/json', accept: 'application/json, text/plain;q=0.9, */*;q=0.5' }, body: JSON.stringify(body) },

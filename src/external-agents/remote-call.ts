@@ -168,6 +168,43 @@ export function promptOf(req: RunRequest): string {
   return buildUserMessage(req.task.input, !req.extras.disableAttachmentInjection);
 }
 
+/**
+ * The invocation's fields beside its text (spec 3.2; spec 4.5: a webhook's extra body fields are context), as a remote
+ * agent receives them: `additional_context`, `expected_output`, `instructions_override`, and the user (`id`, `email`,
+ * `first_name`, `last_name`) unless agno_settings.add_user_to_context is false. Empty when the invocation has none.
+ */
+export function invocationContext(req: RunRequest): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (req.task.additional_context) out.additional_context = req.task.additional_context;
+  if (req.extras.expectedOutput) out.expected_output = req.extras.expectedOutput;
+  if (req.extras.instructionsOverride) out.instructions_override = req.extras.instructionsOverride;
+  const agno = (req.agent.agno_settings ?? {}) as { add_user_to_context?: boolean };
+  const user = req.task.input.user;
+  if (user && agno.add_user_to_context !== false) {
+    const shown = Object.fromEntries(Object.entries(user).filter(([, v]) => typeof v === 'string' && v !== ''));
+    if (Object.keys(shown).length) out.user = shown;
+  }
+  return out;
+}
+
+const SECTION_TITLES: Record<string, string> = {
+  additional_context: 'Additional context',
+  expected_output: 'Expected output',
+  instructions_override: 'Instructions for this task',
+};
+
+/**
+ * The task's own instructions (context, expected output, instructions override) as labelled text sections, for
+ * remote agents that read only text. The user is not among them: it goes only where a structured field carries it
+ * (A2A metadata, curl `context_path`), so a caller's identity is never pasted into a prompt text.
+ */
+export function contextText(ctx: Record<string, unknown>): string {
+  return Object.entries(ctx)
+    .filter(([k, v]) => k in SECTION_TITLES && typeof v === 'string')
+    .map(([k, v]) => `${SECTION_TITLES[k]}:\n${v as string}`)
+    .join('\n\n');
+}
+
 /** Builds the run's outcome, with the prompt and answer as the thread of this run. */
 export function outcome(req: RunRequest, clock: Clock, status: RunOutcome['status'], result: string, prompt: string): RunOutcome {
   const run = nextRunNumber(req.history);
@@ -209,14 +246,14 @@ export async function readBounded(res: Response, max = MAX_REMOTE_ANSWER_BYTES):
 }
 
 /**
- * `output_schema` (the agent's or the invocation's) holds for remote answers too: a JSON answer that does not match
+ * `output_schema` (the agent's or the invocation's) holds for remote answers and workflow results too: a JSON answer that does not match
  * ends the task `failed` with the problems (there is no model to ask again). Undefined when it holds or none is set.
  */
-export async function outputProblem(req: RunRequest, answer: string, checker: SchemaChecker): Promise<string | undefined> {
+export async function outputProblem(req: RunRequest, answer: string, checker: SchemaChecker, subject = "The remote agent's answer"): Promise<string | undefined> {
   const schema = req.task.output_schema;
   if (!schema || req.task.output_format !== 'json') return undefined;
   const parsed = parseJsonAnswer(answer);
-  if (!parsed.ok) return `The remote agent's answer is not JSON, as output_schema requires: ${answer.slice(0, 200)}`;
+  if (!parsed.ok) return `${subject} is not JSON, as output_schema requires: ${answer.slice(0, 200)}`;
   const problems = await new JsonSchemaValidator(checker, req.task.organization_id).validate(schema, parsed.value);
-  return problems.length ? `The remote agent's answer does not match output_schema: ${problems.join('; ')}` : undefined;
+  return problems.length ? `${subject} does not match output_schema: ${problems.join('; ')}` : undefined;
 }

@@ -14,7 +14,16 @@ export const KbUpdateBody = z
   .object({
     name: z.string().trim().min(1).max(200).optional(),
     description: z.string().max(5000).nullable().optional(),
-    agent_id: z.string().max(128).nullable().optional(),
+    // Agents use a knowledge base through their own knowledge_bases (with a strategy, and in a version or draft of the
+    // agent): a link made here would be stored and never read. null (no link) stays accepted.
+    agent_id: z
+      .string()
+      .max(128)
+      .nullable()
+      .optional()
+      .refine((v) => v === null || v === undefined, {
+        message: 'agent_id does not attach a knowledge base to an agent: PATCH /v1/agents/{agent_id} with knowledge_bases: [{"id": "<this knowledge base>", "strategy": "agentic_rag"}]',
+      }),
   })
   .strict();
 

@@ -27,8 +27,14 @@ export function runLimits(agent: Pick<AgentConfig, 'agno_settings' | 'task_level
     // 0 is agno's "no limit".
     maxToolCalls: agno.tool_call_limit || DEFAULT_TOOL_CALL_CAP,
     // The last allowed LLM call is made without tools, so a run always ends with an answer.
-    maxIterations: agent.task_level_strategies?.iterative_strategy?.max_iterations || DEFAULT_MAX_ITERATIONS,
+    // enabled false switches the strategy off: its max_iterations is kept for later, the default bound applies.
+    maxIterations: iterations(agent.task_level_strategies?.iterative_strategy) ?? DEFAULT_MAX_ITERATIONS,
     // session_storage false: the thread's earlier runs are not given to the model (each run starts fresh).
     numHistoryRuns: agno.session_storage ? agno.num_history_runs : 0,
   };
+}
+
+function iterations(strategy: { enabled?: boolean; max_iterations?: number } | null | undefined): number | undefined {
+  if (!strategy || strategy.enabled === false) return undefined;
+  return strategy.max_iterations || undefined;
 }

@@ -1,3 +1,4 @@
+import { AppError } from '../errors.js';
 import type { AgentAccess } from '../auth/agent-access.js';
 import type { RunnableAgentConfig } from '../agents/agent-config.js';
 import type { AgentConfig } from '../agents/agent.schemas.js';
@@ -84,4 +85,15 @@ function asRecord(v: unknown): Record<string, unknown> | undefined {
 
 function nonNegativeInt(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+}
+
+/**
+ * A workflow's agent (type `orchestration`) runs steps, not a model: an invocation's expected_output or
+ * instructions_override would be stored and never read, so the submission is refused (422) naming the field.
+ * (additional_context acts: steps read it as {{input.additional_context}}.)
+ */
+export function refuseModelOnlyFields(config: Record<string, unknown>, s: { expectedOutput?: string | null; instructionsOverride?: string | null }): void {
+  if (config.type !== 'orchestration') return;
+  const field = s.expectedOutput ? 'expected_output' : s.instructionsOverride ? 'instructions_override' : undefined;
+  if (field) throw AppError.invalid(['body', field], `${field} has no effect on a workflow's agent (it runs the workflow's steps, not a model): leave it out`);
 }

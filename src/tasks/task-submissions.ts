@@ -8,7 +8,7 @@ import type { SecretBox } from '../lib/secret-box.js';
 import { checkedCallDepth } from './call-depth.js';
 import type { LocalSlots, RunStart } from './local-slots.js';
 import { admitSubmission, type Admitted, type InvocationPreAuth } from './submission-access.js';
-import { taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from './task-agents.js';
+import { refuseModelOnlyFields, taskStrategies, type SubmittableAgent, type TaskAgentDirectory } from './task-agents.js';
 import type { ClaimedTask, ClaimHooks } from './task-claim-hooks.js';
 import { checkDailyLimit, overDailyLimit } from './task-daily-limit.js';
 import type { TaskEndNotifier } from './task-end-notifier.js';
@@ -227,6 +227,7 @@ export class TaskSubmissions implements TaskSubmitter {
     // Spec 2.1: with developer_access off the API refuses invocations (the webhook receiver checks its own forms);
     // a manager calling it as a sub-agent or a schedule is not a developer's call.
     if (s.source === 'api' && agent.config.developer_access === false) throw new AppError('forbidden', 'Developer access is disabled for this agent');
+    refuseModelOnlyFields(agent.config, s);
     const strategies = taskStrategies(agent.config);
     const now = this.d.clock.now();
 

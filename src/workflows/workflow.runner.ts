@@ -1,5 +1,6 @@
 import type { Clock } from '../lib/clock.js';
-import { aborted, outcome, promptOf } from '../external-agents/remote-call.js';
+import { aborted, outcome, outputProblem, promptOf } from '../external-agents/remote-call.js';
+import type { SchemaChecker } from '../lib/schema-checker.js';
 import { nextRunNumber } from '../runtime/history.js';
 import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
 import type { TaskEvent } from '../tasks/task.types.js';
@@ -22,6 +23,8 @@ export interface WorkflowRunnerDeps {
   trace(orgId: string, taskId: string): Promise<TaskEvent[]>;
   ports: StepPorts;
   clock: Clock;
+  /** Checks the result against the task's output_schema (the invocation's, else the agent's) with output_format json. */
+  schemaChecker: SchemaChecker;
 }
 
 /**
@@ -48,8 +51,11 @@ export class WorkflowRunner implements TaskRunner {
     const { done, started } = req.task.execution_attempts > 1 ? await this.recorded(req, run) : { done: new Map<string, unknown>(), started: new Set<string>() };
     const engine = new WorkflowEngine(req, def, run, done, started, this.d.ports, clock);
     try {
-      const result = await engine.execute();
-      return outcome(req, clock, 'completed', asText(result), prompt);
+      const text = asText(await engine.execute());
+      // As for remote agents (there is no model to ask again): a result that breaks output_schema fails the task.
+      const problem = await outputProblem(req, text, this.d.schemaChecker, "The workflow's result");
+      if (problem) return outcome(req, clock, 'failed', problem, prompt);
+      return outcome(req, clock, 'completed', text, prompt);
     } catch (e) {
       if (req.signal.aborted) throw aborted(req, clock, prompt);
       return outcome(req, clock, e instanceof StepRejected ? 'failed' : 'error', e instanceof Error ? e.message : String(e), prompt);

@@ -9,6 +9,7 @@ import type { CustomFunctionsService } from '../custom-functions/custom-function
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
+import type { SchemaChecker } from '../lib/schema-checker.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { AgentToolProvider } from '../runtime/tools/agent.tools.js';
 import { WorkflowToolProvider } from '../runtime/tools/workflow.tools.js';
@@ -26,6 +27,7 @@ import { WorkflowsService, type OrchestrationTarget, type WorkflowPorts } from '
 export function createWorkflowsModule(d: {
   db: Db;
   clock: Clock;
+  schemaChecker: SchemaChecker;
   runtime: Runtime;
   toolResolvers: ToolResolverRegistry;
   agents: AgentsService;
@@ -55,7 +57,7 @@ export function createWorkflowsModule(d: {
         const agent = await d.agents.get(principal.organizationId, agentId).catch(() => undefined);
         // Re-typed or deleted by someone: the workflow gets a new agent instead.
         if (!agent || agent.type !== 'orchestration') return false;
-        await d.agents.update(principal, agentId, { orchestration_nodes: nodes(w) }, { deploy: true });
+        await d.agents.update(principal, agentId, { orchestration_nodes: nodes(w) }, { deploy: true, fromWorkflows: true });
         return true;
       },
       async delete(org, agentId) {
@@ -77,7 +79,7 @@ export function createWorkflowsModule(d: {
     },
     callFunction: (org, id, args, signal) => d.customFunctions.call(org, id, args, signal),
   };
-  d.runtime.agentTypes.register('orchestration', new WorkflowRunner({ workflows, trace: (org, taskId) => d.tasks.queries.events(org, taskId), ports: stepPorts, clock: d.clock }));
+  d.runtime.agentTypes.register('orchestration', new WorkflowRunner({ workflows, trace: (org, taskId) => d.tasks.queries.events(org, taskId), ports: stepPorts, clock: d.clock, schemaChecker: d.schemaChecker }));
   d.toolResolvers.workflow = new WorkflowToolResolver(workflows);
   d.runtime.tools.register('workflow', new WorkflowToolProvider({ describe: (org, id) => workflows.describe(org, id), delegate: (agentId, args, ctx) => children.delegate(agentId, args, ctx) }));
   return { workflows };

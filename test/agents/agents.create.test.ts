@@ -309,6 +309,8 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
   });
 
   it('returns a full configuration as it was given (round trip)', async () => {
+    // llm_credentials_key must name an existing secret.
+    expect((await t.req('PUT', '/v1/secrets/OPENAI_TEAM', { value: 'sk-team' })).statusCode).toBeLessThan(300);
     const full = {
       name: 'Full configuration',
       description: 'Answers questions about invoices',
@@ -336,14 +338,14 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
       deep_planning: false,
       enforce_deep_planning: false,
       source_nodes: [{ id: 'sn1', type: 'webhook', targets: ['a'], metadata: { k: 1 } }],
-      skills: [{ name: 'summarise' }],
+      skills: [{ name: 'summarize-document' }],
       prompts: ['What is due?'],
       oas: { openapi: '3.1.0' },
-      orchestration_nodes: [{ id: 'n1' }],
+      orchestration_nodes: [],
       connectivity_details: {},
       access_scope: 'organizational',
       agno_settings: { ...AGNO_DEFAULTS, num_history_runs: 5, session_storage: false, openai_moderation_categories: ['violence'], tool_calls_compression: { enabled: false, threshold: 5, instructions: 'short' }, max_plan_retries: 2 },
-      task_level_strategies: { retry_strategy: { enabled: true, max_retries: 2 }, max_runs_per_day: 100, iterative_strategy: { max_iterations: 4 }, stop_strategy: null, persistent_context: true },
+      task_level_strategies: { retry_strategy: { enabled: true, max_retries: 2 }, max_runs_per_day: 100, iterative_strategy: { max_iterations: 4 }, stop_strategy: null },
       notification_settings: {
         on_error: { email: ['ops@example.com'] },
         smtp: { host: 'smtp.example.com', port: 587, secure: false, require_tls: true, username: 'bot', password_secret: 'SMTP_PASSWORD', from: 'bot@example.com' },

@@ -58,8 +58,8 @@ describe.each(TEST_DBS)('Agentry agents over A2A (%s)', (kind) => {
         name: 'carded',
         description: '',
         tools: [{ type: 'custom_function', custom_function_id: fnId }],
-        graph: [{ item_id: 'plain', type: 'tool', targets: [] }],
-        skills: [{ name: 'summarise', description: 'Summaries' }, { skill_name: 'plain' }, { description: 'no name' }],
+        graph: [{ item_id: 'summarize-document', type: 'skill', targets: [] }],
+        skills: [{ name: 'draft-email', description: 'Drafts replies' }],
       }),
     );
     const card = await (await fetch(`${remoteUrl}/v1/a2a/agents/${agent}/.well-known/agent-card.json`, { headers: { 'x-api-key': remote.keyA, 'a2a-version': '1.0' } })).json();
@@ -67,9 +67,9 @@ describe.each(TEST_DBS)('Agentry agents over A2A (%s)', (kind) => {
     expect(card).toMatchObject({ name: 'carded', description: 'carded' });
     expect(card.skills.map((s: { id: string; name: string; description: string; tags: string[] }) => [s.id, s.name, s.description, s.tags])).toEqual([
       ['run', 'carded', 'carded', ['manager']],
-      ['plain', 'plain', 'A tool the agent can use', ['tool']],
+      ['summarize-document', 'summarize-document', 'A skill the agent can use', ['skill']],
       [fnId, 'lookup', 'A tool/custom_function the agent can use', ['tool/custom_function']],
-      ['summarise', 'summarise', 'Summaries', ['skill']],
+      ['draft-email', 'draft-email', 'Drafts replies', ['skill']],
     ]);
   });
 

@@ -68,6 +68,22 @@ describe.each(TEST_DBS)('external agents, outbound (%s)', (kind) => {
       expect(thread.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([['user', 'hello there'], ['assistant', 'you said: hello there']]);
     });
 
+    it("the invocation's context reaches the agent: at context_path as an object, else after the prompt as text", async () => {
+      api.on('POST', '/ctx', (r) => ({ json: { answer: `got ${JSON.parse(r.body).q}` } }));
+      const body = { input: { text: 'hello' }, additional_context: 'order 42 is late', expected_output: 'one sentence', instructions_override: 'be brief', input_user: undefined };
+      const structured = await curlAgent({ url: `${api.url}/ctx`, prompt_path: 'q', context_path: 'meta.context', response_path: 'answer' });
+      const r1 = await t.req('POST', `/v1/agents/${structured}/invoke`, { ...body, input: { text: 'hello', user: { id: 'u-1', email: 'ada@example.com' } } });
+      expect(r1.json().status, r1.body).toBe('completed');
+      expect(JSON.parse(api.received('POST', '/ctx').at(-1)!.body)).toEqual({
+        q: 'hello',
+        meta: { context: { additional_context: 'order 42 is late', expected_output: 'one sentence', instructions_override: 'be brief', user: { id: 'u-1', email: 'ada@example.com' } } },
+      });
+      const plain = await curlAgent({ url: `${api.url}/ctx`, prompt_path: 'q', response_path: 'answer' });
+      const r2 = await t.req('POST', `/v1/agents/${plain}/invoke`, body);
+      expect(r2.json().status, r2.body).toBe('completed');
+      expect(JSON.parse(api.received('POST', '/ctx').at(-1)!.body).q).toBe('hello\n\nAdditional context:\norder 42 is late\n\nExpected output:\none sentence\n\nInstructions for this task:\nbe brief');
+    });
+
     it('puts the prompt in the query string for GET and returns a plain-text answer as it is', async () => {
       api.on('GET', '/ask', (r) => ({ text: `Q=${r.query.get('q')}` }));
       const id = await curlAgent({ url: `${api.url}/ask`, method: 'GET', prompt_path: 'q' });
@@ -127,6 +143,13 @@ describe.each(TEST_DBS)('external agents, outbound (%s)', (kind) => {
         [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com' }, agno_settings: { pii_detection_enabled: true } }, ['body', 'agno_settings', 'pii_detection_enabled']],
         [{ type: 'curl', connectivity_details: { url: 'https://x.example.com' }, agno_settings: { user_memories: true } }, ['body', 'agno_settings', 'user_memories']],
         [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com' }, can_self_schedule: true }, ['body', 'can_self_schedule']],
+        [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com' }, deep_planning: true }, ['body', 'deep_planning']],
+        [{ type: 'curl', connectivity_details: { url: 'https://x.example.com' }, agno_settings: { tool_call_limit: 5 } }, ['body', 'agno_settings', 'tool_call_limit']],
+        [{ type: 'curl', connectivity_details: { url: 'https://x.example.com' }, agno_settings: { num_history_runs: 3 } }, ['body', 'agno_settings', 'num_history_runs']],
+        [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com' }, agno_settings: { tool_calls_compression: { enabled: true } } }, ['body', 'agno_settings', 'tool_calls_compression', 'enabled']],
+        [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com' }, task_level_strategies: { iterative_strategy: { max_iterations: 3 } } }, ['body', 'task_level_strategies', 'iterative_strategy']],
+        [{ type: 'a2a', connectivity_details: { url: 'https://x.example.com' }, model_provider: 'openai' }, ['body', 'model_provider']],
+        [{ type: 'curl', connectivity_details: { url: 'https://x.example.com' }, skills: [{ name: 'draft-email' }] }, ['body', 'skills']],
       ];
       for (const [fields, loc] of bad) {
         const r = await t.req('POST', '/v1/agents', { name: `bad ${Math.random()}`, ...fields });
@@ -154,6 +177,18 @@ describe.each(TEST_DBS)('external agents, outbound (%s)', (kind) => {
       expect(steps.map((s) => s.tool_name)).toEqual(['a2a agent card', 'a2a message/send', ...Array(steps.length - 2).fill('a2a tasks/get')]);
       expect(steps[1].remote_task_id).toEqual(expect.any(String));
       expect(steps.at(-1)).toMatchObject({ status: 'completed', remote_task_id: steps[1].remote_task_id });
+    });
+
+    it("the invocation's context goes with the prompt: a second text part, and the message's metadata", async () => {
+      const id = await t.createAgent({ type: 'a2a', connectivity_details: { url: a2a.url } });
+      const r = await t.req('POST', `/v1/agents/${id}/invoke`, { input: { text: 'hello ctx', user: { first_name: 'Ada' } }, additional_context: 'customer tier: gold', instructions_override: 'answer in French' });
+      expect(r.json().status, r.body).toBe('completed');
+      const sent = a2a.messages.at(-1)!;
+      expect(sent.parts).toEqual(['hello ctx', 'Additional context:\ncustomer tier: gold\n\nInstructions for this task:\nanswer in French']);
+      expect(sent.metadata).toEqual({ additional_context: 'customer tier: gold', instructions_override: 'answer in French', user: { first_name: 'Ada' } });
+      // Without context the message is the prompt alone, as before.
+      await invoke(id, 'plain');
+      expect(a2a.messages.at(-1)).toEqual({ parts: ['plain'], metadata: undefined });
     });
 
     it('streams with message/stream when the card says so; the artifact text reaches the trace as chunks', async () => {

@@ -38,6 +38,8 @@ export interface FakeA2aServer {
   cancels: string[];
   /** Texts the agent received. */
   received: string[];
+  /** Each received message's text parts, and its metadata. */
+  messages: { parts: string[]; metadata: unknown }[];
   close(): Promise<void>;
 }
 
@@ -47,11 +49,12 @@ function textOf(parts: readonly Part[]): string {
 
 class ScriptedExecutor implements AgentExecutor {
   private readonly waiting = new Map<string, () => void>();
-  constructor(private readonly server: { received: string[]; cancels: string[] }) {}
+  constructor(private readonly server: { received: string[]; cancels: string[]; messages: { parts: string[]; metadata: unknown }[] }) {}
 
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const text = textOf(ctx.userMessage.parts);
     this.server.received.push(text);
+    this.server.messages.push({ parts: ctx.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')), metadata: ctx.userMessage.metadata });
     const ids = { taskId: ctx.taskId, contextId: ctx.contextId };
     const status = (state: TaskState, message?: string) => ({
       state,
@@ -87,7 +90,7 @@ function agentMessage(text: string, ids: { taskId: string; contextId: string }):
 }
 
 export async function startFakeA2aServer(opts: FakeA2aOptions = {}): Promise<FakeA2aServer> {
-  const state = { methods: [] as string[], headers: [] as IncomingMessage['headers'][], cancels: [] as string[], received: [] as string[] };
+  const state = { methods: [] as string[], headers: [] as IncomingMessage['headers'][], cancels: [] as string[], received: [] as string[], messages: [] as { parts: string[]; metadata: unknown }[] };
   let base = '';
   const card = (): AgentCard => ({
     name: 'Echo agent',

@@ -44,8 +44,13 @@ describe.each(TEST_DBS)('knowledge bases API (%s)', (kind) => {
     const noAgent = await t.req('PATCH', `/v1/knowledge/${kb.id}`, { agent_id: '00000000-0000-7000-8000-000000000000' });
     expect(noAgent.statusCode).toBe(422);
     expect(noAgent.json().detail[0].loc).toEqual(['body', 'agent_id']);
+    // agent_id linked nothing (agents read their own knowledge_bases): refused, saying where to attach, changing nothing.
     const agent = await t.req('POST', '/v1/agents', { name: `kb owner ${kb.id.slice(-6)}` });
-    expect((await t.req('PATCH', `/v1/knowledge/${kb.id}`, { agent_id: agent.json().id })).json().agent_id).toBe(agent.json().id);
+    const link = await t.req('PATCH', `/v1/knowledge/${kb.id}`, { agent_id: agent.json().id, name: 'Renamed' });
+    expect(link.statusCode).toBe(422);
+    expect(link.json().detail).toEqual([expect.objectContaining({ loc: ['body', 'agent_id'], type: 'value_error', msg: expect.stringMatching(/PATCH \/v1\/agents\/\{agent_id\} with knowledge_bases/) })]);
+    expect((await t.req('GET', `/v1/knowledge/${kb.id}`)).json()).toMatchObject({ name: 'Manuals', agent_id: null });
+    expect((await t.req('PATCH', `/v1/knowledge/${kb.id}`, { agent_id: null })).statusCode).toBe(200);
 
     const del = await t.req('DELETE', `/v1/knowledge/${kb.id}`);
     expect(del.statusCode).toBe(202);

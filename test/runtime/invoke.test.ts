@@ -118,6 +118,24 @@ describe.each(TEST_DBS)('invoking agents end to end (%s)', (kind) => {
     expect(result?.data).toMatchObject({ tool_call_id: 'call_sub', result: 'Bonjour le monde', is_error: false });
   });
 
+  it('a supervised manager asks before delegating: the sub-agent (unsupervised) runs only once approved', async () => {
+    const childId = await t.createAgent(llmFields(anthropic, 'anthropic'));
+    anthropic.reply({ text: 'done by the child' });
+    const parentId = await t.createAgent({ ...llmFields(openai), type: 'manager', is_supervised: true, tools: [{ type: 'agent', agent_id: childId }] });
+    const toolMessage = (req: RecordedRequest) => req.body.messages.find((m: any) => m.role === 'tool');
+    openai.handle((req) => (toolMessage(req) ? { text: `Child said: ${toolMessage(req).content}` } : { toolCalls: [{ id: 'call_sup', name: req.tools[0], arguments: { input: 'POST the refund' } }] }));
+
+    const r = await t.req('POST', `/v1/agents/${parentId}/invoke/async`, { input: { text: 'delegate the refund' } });
+    expect(r.statusCode, r.body).toBe(200);
+    const paused = await t.waitTask(r.json().id, (x) => x.status === 'paused');
+    expect(paused.hitl_request).toMatchObject({ tool: expect.stringMatching(/^agent_/), arguments: { input: 'POST the refund' } });
+    // Nothing was delegated while the approval waits.
+    expect(anthropic.requests).toHaveLength(0);
+    expect((await t.req('POST', `/v1/tasks/${paused.id}/approve`)).statusCode).toBe(200);
+    const done = await t.waitTask(paused.id, (x) => ['completed', 'failed', 'error'].includes(x.status));
+    expect(done).toMatchObject({ status: 'completed', result: 'Child said: done by the child' });
+  });
+
   it('stops the sub-agent task when its parent is stopped', async () => {
     const childId = await t.createAgent(llmFields(anthropic, 'anthropic'));
     anthropic.reply({ text: 'too late', delayMs: 20_000 });

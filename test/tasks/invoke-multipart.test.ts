@@ -129,6 +129,39 @@ describe.each(TEST_DBS)('invoke with attached files (%s)', (kind) => {
     expect(bad.json.detail[0].loc).toEqual(['body', 'disable_attachment_injection']);
   });
 
+  it('the form takes output_schema, user_tokens and the user as the JSON body does; an unknown part is refused, storing nothing', async () => {
+    const schema = { type: 'object', properties: { total: { type: 'number' } }, required: ['total'] };
+    const r = await post(
+      `/v1/agents/${agentId}/invoke/async`,
+      form({ text: 'x', output_format: 'json', output_schema: JSON.stringify(schema), user_tokens: JSON.stringify({ 'mcp-1': 'tok-1' }), user_id: 'u-42', user_email: 'ada@example.com' }),
+    );
+    expect(r.status).toBe(200);
+    const task = await r.json();
+    expect(task.input.user).toMatchObject({ id: 'u-42', email: 'ada@example.com' });
+    expect(task.output_schema).toEqual(schema);
+    const row = await w.server.container.db.kysely.selectFrom('tasks').select(['sealed_user_tokens', 'user_id']).where('id', '=', task.id).executeTakeFirstOrThrow();
+    expect(row.user_id).toBe('u-42');
+    expect(row.sealed_user_tokens).not.toBeNull();
+    await waitTask(w, task.id);
+
+    const whole = await post(`/v1/agents/${agentId}/invoke/async`, form({ text: 'x', user: JSON.stringify({ id: 'u-7', first_name: 'Ada' }) }));
+    expect(whole.status).toBe(200);
+    const wholeTask = await whole.json();
+    expect(wholeTask.input.user).toMatchObject({ id: 'u-7', first_name: 'Ada' });
+    await waitTask(w, wholeTask.id);
+
+    const blobs = blobCount();
+    const unknown = await post(`/v1/agents/${agentId}/invoke/async`, form({ text: 'x', output_shema: '{}' }, { name: 'n.txt', text: 'never stored' }));
+    expect(unknown.status).toBe(422);
+    expect((await unknown.json()).detail).toEqual([{ loc: ['body', 'output_shema'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' }]);
+    const badJson = await post(`/v1/agents/${agentId}/invoke/async`, form({ text: 'x', user_tokens: '{not json' }, { name: 'n.txt', text: 'never stored' }));
+    expect(badJson.status).toBe(422);
+    expect((await badJson.json()).detail[0]).toMatchObject({ loc: ['body', 'user_tokens'], type: 'json_invalid' });
+    const badTokens = await post(`/v1/agents/${agentId}/invoke/async`, form({ text: 'x', user_tokens: JSON.stringify({ 'mcp-1': 5 }) }));
+    expect(badTokens.status).toBe(422);
+    expect(blobCount()).toBe(blobs);
+  });
+
   it('a JSON invocation without a body is still a 422', async () => {
     const r = await fetch(`${w.api}/v1/agents/${agentId}/invoke/async`, { method: 'POST', headers: { 'x-api-key': w.keyA } });
     expect(r.status).toBe(422);

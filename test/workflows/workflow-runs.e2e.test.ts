@@ -229,4 +229,35 @@ describe.each(TEST_DBS)('workflow runs end to end (%s)', (kind) => {
     const runs = (await t.req('GET', `/v1/agents/${wf.agent_id}/tasks`)).json().items as Task[];
     expect(runs).toEqual([expect.objectContaining({ parent_execution: task.id, status: 'completed', result: '{"risk":"low"}' })]);
   });
+  it("the invocation's output_schema (with output_format json) holds for the workflow's result", { timeout: 60_000 }, async () => {
+    const wf = (await t.req('POST', '/v1/workflows', { name: `scored-${kind}`, steps: [{ id: 'score', type: 'custom_function', custom_function_id: functionId, input: { amount: 30 } }], output: { risk: '{{steps.score.output.risk}}' } })).json();
+    const strict = { type: 'object', properties: { risk: { enum: ['low'] } }, required: ['risk'] };
+    const failed = (await t.req('POST', `/v1/agents/${wf.agent_id}/invoke`, { input: { text: 'go' }, output_format: 'json', output_schema: strict })).json() as Task;
+    expect(failed.status).toBe('failed');
+    expect(failed.result).toMatch(/^The workflow's result does not match output_schema/);
+    const loose = { type: 'object', properties: { risk: { type: 'string' } }, required: ['risk'] };
+    const ok = (await t.req('POST', `/v1/agents/${wf.agent_id}/invoke`, { input: { text: 'go' }, output_format: 'json', output_schema: loose })).json() as Task;
+    expect(ok).toMatchObject({ status: 'completed', result: '{"risk":"high"}' });
+  });
+
+  it("a workflow's agent refuses the model-loop settings it would ignore, and callers cannot repoint orchestration_nodes", async () => {
+    const wf = (await t.req('POST', '/v1/workflows', { name: `plain-${kind}`, steps: [{ id: 'score', type: 'custom_function', custom_function_id: functionId, input: { amount: 1 } }] })).json();
+    const agent = (await t.req('GET', `/v1/agents/${wf.agent_id}`)).json();
+    const refused = await t.req('PATCH', `/v1/agents/${wf.agent_id}`, { is_supervised: true, agno_settings: { pii_detection_enabled: true }, instructions: { general: 'be nice' } });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().detail.map((d: { loc: unknown[] }) => d.loc.join('.'))).toEqual(['body.is_supervised', 'body.instructions', 'body.agno_settings.pii_detection_enabled']);
+    const moved = await t.req('PATCH', `/v1/agents/${wf.agent_id}`, { orchestration_nodes: [{ type: 'workflow', workflow_id: 'elsewhere' }] });
+    expect(moved.statusCode).toBe(422);
+    expect(moved.json().detail[0].loc).toEqual(['body', 'orchestration_nodes']);
+    // The configuration read back and sent again (as the xpander CLI does) is accepted, and so is a new name.
+    const same = await t.req('PATCH', `/v1/agents/${wf.agent_id}`, { name: `renamed-${kind}`, orchestration_nodes: agent.orchestration_nodes, agno_settings: agent.agno_settings, is_supervised: false });
+    expect(same.statusCode, same.body).toBe(200);
+    // An invocation's model-only fields are refused; its additional_context acts ({{input.additional_context}}).
+    const asked = await t.req('POST', `/v1/agents/${wf.agent_id}/invoke`, { input: { text: 'go' }, instructions_override: 'be brief' });
+    expect(asked.statusCode).toBe(422);
+    expect(asked.json().detail[0].loc).toEqual(['body', 'instructions_override']);
+    const created = await t.req('POST', '/v1/agents', { name: `nodes-${kind}`, orchestration_nodes: [{ type: 'workflow', workflow_id: wf.id }] });
+    expect(created.statusCode).toBe(422);
+    expect(created.json().detail[0].loc).toEqual(['body', 'orchestration_nodes']);
+  });
 });

@@ -50,12 +50,15 @@ function skillsOf(config: CardConfig, name: string, description: string): AgentS
   const skill = (id: string, n: string, d: string, tags: string[]): AgentSkill => ({ id, name: n, description: d, tags, examples: [], inputModes: [], outputModes: [], securityRequirements: [] });
   const out = [skill('run', name, description, [config.type])];
   const seen = new Set(['run']);
+  // A `skills` element's description describes the skill graph item it resolved to.
+  const described = new Map(config.skills.map((s) => [String(s.name ?? s.skill_name ?? ''), s.description] as const));
   for (const item of config.graph) {
     const id = item.item_id;
     if (seen.has(id)) continue;
     seen.add(id);
     const kind = item.sub_type ? `${item.type}/${item.sub_type}` : item.type;
-    out.push(skill(id, item.name || id, `A ${kind} the agent can use`, [kind]));
+    const own = item.type === 'skill' ? described.get(id) : undefined;
+    out.push(skill(id, item.name || id, typeof own === 'string' && own ? own : `A ${kind} the agent can use`, [kind]));
   }
   // Skill entries are JSON objects whose inner fields the schema does not type: read defensively.
   for (const s of config.skills) {

@@ -64,8 +64,10 @@ export class AgentToolProvider implements RuntimeToolProvider {
       name: toolName(`agent_${name}`, `agent_${item.item_id.slice(0, 8)}`),
       description: `Delegate a task to the sub-agent "${name}" and get its answer.${about}`,
       inputSchema: INPUT_SCHEMA,
-      // A sub-agent's own tool calls are supervised by its own settings; delegating itself changes nothing.
-      mutating: false,
+      // The sub-agent runs with its own settings: an unsupervised one makes its mutating calls (POST, PUT, ...) without
+      // asking. Under a supervised manager, delegating is therefore approved first, like a workflow tool call
+      // (docs/contract.md#supervision); an unsupervised manager is not affected.
+      mutating: true,
       graphItemId: item.id ?? item.item_id,
       execute: (args, callCtx) => this.delegate(item.item_id, args, callCtx),
     };

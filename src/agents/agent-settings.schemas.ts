@@ -1,0 +1,45 @@
+import { z } from 'zod';
+
+/**
+ * Parts of the agent configuration (agent.schemas.ts) with rules of their own: the run bounds, task_level_strategies
+ * and the top-level skills elements (docs/decisions.md, "Agents: configuration").
+ */
+
+const id = () => z.string().min(1).max(256);
+const jsonObject = () => z.record(z.string(), z.unknown());
+
+/** The most tool calls one run may make (agno_settings.tool_call_limit); each is an LLM round trip and a trace event. */
+export const MAX_TOOL_CALL_LIMIT = 500;
+/** The most LLM calls one run may make (task_level_strategies.iterative_strategy.max_iterations). */
+export const MAX_ITERATIONS = 200;
+
+/**
+ * docs/contract.md#task-strategies. Strict: a key the runtime does not read (a misspelt one, or spec 2.1's "persistent
+ * context", which has no defined fields) would be stored and ignored, so it is `extra_forbidden`.
+ */
+export const TaskLevelStrategies = z.strictObject({
+  // max_retries is refused above 10 (MAX_RETRIES in tasks/task-agents.ts, which also clamps rows stored before the limit).
+  retry_strategy: z
+    .strictObject({ enabled: z.boolean().optional(), max_retries: z.number().int().min(0).max(10).optional() })
+    // Retries run only with enabled true: a count without the switch would be stored and never used.
+    .refine((r) => r.max_retries === undefined || r.enabled !== undefined, {
+      message: 'retry_strategy.max_retries needs enabled: true to retry (or enabled: false to keep it switched off)',
+      path: ['enabled'],
+    })
+    .nullable()
+    .optional(),
+  // enabled false: the run uses the default bound (docs/contract.md#task-strategies), max_iterations is kept for later.
+  iterative_strategy: z.strictObject({ enabled: z.boolean().optional(), max_iterations: z.number().int().min(1).max(MAX_ITERATIONS).optional() }).nullable().optional(),
+  stop_strategy: jsonObject().nullable().optional(),
+  max_runs_per_day: z.number().int().min(1).nullable().optional(),
+});
+
+/**
+ * A top-level `skills` element (spec 2.1: array of object): a skill of the catalog (GET /v1/skills) by `name` (or
+ * `skill_name`, the tool entry's word), resolved on write like `tools:[{type:"skill"}]`; `description` is shown on the
+ * agent's A2A card.
+ */
+export const SkillElement = z
+  .strictObject({ name: id().optional(), skill_name: id().optional(), description: z.string().nullable().optional() })
+  .refine((s) => Boolean(s.name) !== Boolean(s.skill_name), { message: 'a skill needs exactly one of name or skill_name (a skill of GET /v1/skills)' });
+
