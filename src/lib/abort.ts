@@ -12,3 +12,23 @@ export function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * A controller that aborts (with the parent's reason) when `parent` does, and on its own; `release` unlinks it from
+ * the parent once the work it guards is over. What `AbortSignal.any([parent, own.signal])` gives, for a third of
+ * the CPU: in Node 20 every `AbortSignal.any` costs ~20 us (weak references and a finalization registry per call),
+ * one listener ~7 us, and runs made several of them on every LLM call.
+ */
+export function linkedController(parent: AbortSignal | undefined): { controller: AbortController; release(): void } {
+  const controller = new AbortController();
+  if (!parent) return { controller, release: noop };
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { controller, release: noop };
+  }
+  const onAbort = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return { controller, release: () => parent.removeEventListener('abort', onAbort) };
+}
+
+const noop = () => undefined;

@@ -1,5 +1,6 @@
 import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import type { LanguageModel } from 'ai';
+import { linkedController } from '../lib/abort.js';
 import { partReaderOf, readableOfParts, type PartReader } from './chat-completions-stream.js';
 
 /**
@@ -46,18 +47,22 @@ const headersArrived = new WeakMap<AbortSignal, () => void>();
  */
 export function withFirstByteDeadline(inner: typeof globalThis.fetch, ms: number): typeof globalThis.fetch {
   return async (input, init) => {
-    const own = new AbortController();
-    const timeout = new LlmCallLimitError(`no response from the endpoint within ${seconds(ms)} (AGENTRY_LLM_FIRST_BYTE_TIMEOUT_MS)`);
-    const timer = setTimeout(() => own.abort(timeout), ms).unref();
     const callers = init?.signal ?? undefined;
-    // Spread keeps symbol-keyed options (safe-fetch's NODE_BODY).
-    const signal = callers ? AbortSignal.any([callers, own.signal]) : own.signal;
+    // Linked for the whole exchange (the caller's abort must still end the body after the headers), not released:
+    // the caller's signal is the call's own (withCallLimits), which goes with the call.
+    const own = linkedController(callers).controller;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      own.abort(new LlmCallLimitError(`no response from the endpoint within ${seconds(ms)} (AGENTRY_LLM_FIRST_BYTE_TIMEOUT_MS)`));
+    }, ms).unref();
     try {
-      const res = await inner(input, { ...init, signal });
+      // Spread keeps symbol-keyed options (safe-fetch's NODE_BODY).
+      const res = await inner(input, { ...init, signal: own.signal });
       if (callers) headersArrived.get(callers)?.();
       return res;
     } catch (e) {
-      if (own.signal.aborted && !callers?.aborted) throw timeout;
+      if (timedOut && !callers?.aborted) throw own.signal.reason;
       throw e;
     } finally {
       clearTimeout(timer);
@@ -89,10 +94,12 @@ export function withCallLimits(
     doGenerate: (options) => inner.doGenerate(options),
     doStream: async (options) => {
       const startedAt = Date.now();
-      // The call's own signal: a bound passed ends the HTTP exchange itself, not only our reading of it.
-      const own = new AbortController();
+      // The call's own signal: a bound passed ends the HTTP exchange itself, not only our reading of it. Linked to the
+      // run's until the answer is read (BoundedPartReader releases it), so one run's calls do not pile up listeners.
       const callers = options.abortSignal;
-      const signal = callers ? AbortSignal.any([callers, own.signal]) : own.signal;
+      const link = linkedController(callers);
+      const own = link.controller;
+      const signal = own.signal;
       if (callers) onCallSignal?.(callers, signal);
       // doStream resolves with the headers, or (Anthropic) with the first event after them: until the headers only the
       // call's deadline (and the transport's first-byte one per attempt) applies, after them the idle bound too.
@@ -104,8 +111,9 @@ export function withCallLimits(
         timer = (left <= limits.idleMs ? setTimeout(() => expire(totalMessage(limits)), left) : setTimeout(() => expire(idleMessage(limits)), limits.idleMs)).unref();
       });
       try {
-        return new LimitedStreamResult(await inner.doStream({ ...options, abortSignal: signal }), limits, startedAt, own);
+        return new LimitedStreamResult(await inner.doStream({ ...options, abortSignal: signal }), limits, startedAt, own, link.release);
       } catch (e) {
+        link.release();
         if (own.signal.aborted && !callers?.aborted) throw own.signal.reason;
         throw e;
       } finally {
@@ -130,6 +138,7 @@ class LimitedStreamResult implements StreamResult {
     private readonly limits: LlmCallLimits,
     private readonly startedAt: number,
     private readonly call: AbortController,
+    private readonly release: () => void,
   ) {
     this.request = inner.request;
     this.response = inner.response;
@@ -140,7 +149,7 @@ class LimitedStreamResult implements StreamResult {
   }
 
   partReader(): PartReader {
-    return new BoundedPartReader(partReaderOf(this.inner), this.limits, this.startedAt, this.call);
+    return new BoundedPartReader(partReaderOf(this.inner), this.limits, this.startedAt, this.call, this.release);
   }
 }
 
@@ -164,6 +173,7 @@ class BoundedPartReader implements PartReader {
     private readonly limits: LlmCallLimits,
     private readonly startedAt: number,
     private readonly call: AbortController,
+    private readonly release: () => void,
   ) {
     this.check();
   }
@@ -239,7 +249,9 @@ class BoundedPartReader implements PartReader {
   }
 
   private close(): void {
+    if (this.closed) return;
     this.closed = true;
     clearTimeout(this.timer);
+    this.release();
   }
 }

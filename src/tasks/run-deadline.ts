@@ -1,3 +1,4 @@
+import { linkedController } from '../lib/abort.js';
 import { RunAbortedError, type RunOutcome, type RunRequest, type TaskRunner } from '../runtime/task-runner.js';
 
 /**
@@ -29,12 +30,14 @@ export class RunDeadlineRunner implements TaskRunner {
 
   async run(req: RunRequest): Promise<RunOutcome> {
     if (this.timeoutMs <= 0) return this.inner.run(req);
-    const own = new AbortController();
+    // Linked, not AbortSignal.any (~20 us a call in Node 20, on every run): see linkedController.
+    const link = linkedController(req.signal);
+    const own = link.controller;
     const message = `The run exceeded its time limit of ${describe(this.timeoutMs)} (AGENTRY_RUN_TIMEOUT_MS) and was stopped`;
     const clock = new PausableTimer(this.timeoutMs, () => own.abort(new RunTimeoutError(message)));
     const bounded: RunRequest = {
       ...req,
-      signal: AbortSignal.any([req.signal, own.signal]),
+      signal: own.signal,
       requestApproval: (r) => clock.pausedWhile(req.requestApproval(r)),
       parkWhile: req.parkWhile ? (waiting) => clock.pausedWhile(req.parkWhile!(waiting)) : undefined,
     };
@@ -59,6 +62,7 @@ export class RunDeadlineRunner implements TaskRunner {
       };
     } finally {
       clock.stop();
+      link.release();
     }
   }
 }
