@@ -17,14 +17,14 @@ export interface FileDisposalOptions {
 
 /**
  * How stored files go (docs/decisions.md, "Files: lifetime"): their rows are deleted in a transaction that records
- * their blobs in `file_blob_deletions` (with their task's records, deleteTaskRecords; or on their own, `discard`);
- * after the commit `removeBlobs` deletes the blobs, then those records. Removing is best effort and never throws: a
+ * their blobs in `file_blob_deletions` (with their task's records, deleteTaskRecords; with their knowledge documents,
+ * KnowledgeService; or on their own, `discard`); after the commit `removeBlobs` deletes the blobs, then those records. Removing is best effort and never throws: a
  * blob the store would not delete keeps its record, and the worker role's file sweep (file-sweep.ts) tries again.
  */
 export class FileDisposal {
   constructor(private readonly o: FileDisposalOptions) {}
 
-  /** Removes the organization's files `ids` (rows, extracted text, blobs): a refused submission's, a deleted document's. */
+  /** Removes the organization's files `ids` (rows, extracted text, blobs): those of a refused submission or document. */
   async discard(organizationId: string, ids: string[]): Promise<void> {
     await this.removeBlobs(await this.o.repo.release(organizationId, ids, this.o.clock.now()));
   }
