@@ -15,6 +15,7 @@ import type { ContentLimits } from './extractors/extractor.js';
 import { ImageHeaderError, isImageKind, overImageLimits, readImageSize } from './image-header.js';
 import type { FileRecord, FilesRepository } from './files.repository.js';
 import { withoutNul } from '../lib/nul-text.js';
+import { storageFailure } from './blob-store-errors.js';
 
 /** A file as received: its name as the caller gave it and its bytes. */
 export interface IncomingFile {
@@ -151,7 +152,8 @@ export class FilesService {
    *
    * Rows first, then blobs: a process that dies in between leaves rows (an orphan the file sweep deletes after its
    * grace, once its holder still does not exist), never a blob that no row names. Nobody knows the ids before this
-   * returns, so no reader meets a row whose blob is not written yet.
+   * returns, so no reader meets a row whose blob is not written yet. A blob store that fails or does not answer is a
+   * 503 (storageFailure).
    */
   async store(organizationId: string, prepared: PreparedFile[], holder?: FileHolder): Promise<StoredFile[]> {
     if (holder && 'documentIds' in holder && holder.documentIds.length !== prepared.length) throw new Error('one document id per file');
@@ -178,7 +180,7 @@ export class FilesService {
       for (let i = 0; i < records.length; i++) await this.blobs.put(records[i]!.blobKey, prepared[i]!.bytes, records[i]!.mimeType);
     } catch (e) {
       await this.discard(organizationId, records).catch((err) => this.log.warn({ err }, 'could not remove the rows of a failed upload'));
-      throw e;
+      throw storageFailure(e, this.log);
     }
     return records.map((r) => this.present(r));
   }
@@ -231,11 +233,20 @@ export class FilesService {
     return this.open(owner, id);
   }
 
-  /** The bytes of a file of the organization (API-key access); 404 for another organization's file. */
+  /**
+   * The bytes of a file of the organization (API-key access); 404 for another organization's file, 503 (or 502) when
+   * the blob store fails (blob-store-errors.ts).
+   */
   async open(organizationId: string, id: string): Promise<{ file: StoredFile; bytes: Buffer }> {
     const r = UUID_RE.test(id) ? await this.repo.find(organizationId, id) : undefined;
-    const bytes = r && (await this.blobs.get(r.blobKey));
-    if (!r || !bytes) throw AppError.notFound('File');
+    if (!r) throw AppError.notFound('File');
+    let bytes: Buffer | undefined;
+    try {
+      bytes = await this.blobs.get(r.blobKey);
+    } catch (e) {
+      throw storageFailure(e, this.log);
+    }
+    if (!bytes) throw AppError.notFound('File');
     return { file: this.present(r), bytes };
   }
 
