@@ -16,6 +16,8 @@ import { validScopes, type SearchScope } from './search-scope.js';
 export const INDEX_JOB = 'kb_index';
 /** Claims of an indexing job before the document ends `error` (a worker died, or transient failures). */
 export const INDEX_MAX_ATTEMPTS = 3;
+/** How long a search waits for its query's vector before answering lexically (memory recall waits as long). */
+const QUERY_EMBED_TIMEOUT_MS = 10_000;
 
 export interface KnowledgeBaseView {
   id: string;
@@ -232,8 +234,9 @@ export class KnowledgeService {
     const lists = [(await this.chunks.lexical(org, scoped, queryTerms(query), pool)).map((seq) => ({ seq }))];
     if (this.embeddings) {
       try {
-        // No retries: a search waits for no endpoint; it answers lexically instead.
-        const [vector] = await this.embeddings.embed([query], signal, 0);
+        // No retries and a short deadline: a search waits for no endpoint; it answers lexically instead.
+        const deadline = AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS);
+        const [vector] = await this.embeddings.embed([query], signal ? AbortSignal.any([signal, deadline]) : deadline, 0);
         lists.push((await this.chunks.vector(org, scoped, this.embeddings.model, vector!, pool)).map((seq) => ({ seq })));
       } catch (e) {
         if (signal?.aborted) throw e;
