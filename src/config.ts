@@ -67,6 +67,8 @@ const EnvSchema = z.object({
   AGENTRY_S3_REGION: z.string().default('us-east-1'),
   AGENTRY_S3_ACCESS_KEY_ID: z.string().optional(),
   AGENTRY_S3_SECRET_ACCESS_KEY: z.string().optional(),
+  /** Deadline of one S3 request, its answer's body included: a stalled endpoint fails the call instead of holding it. */
+  AGENTRY_S3_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   AGENTRY_METRICS: boolish,
   AGENTRY_METRICS_TOKEN: z.string().min(16).optional(),
   AGENTRY_METRICS_PORT: port.optional(),
@@ -170,7 +172,7 @@ export interface Config {
   };
   blob: {
     kind: 'local' | 's3';
-    s3?: { endpoint?: string; bucket: string; region: string; accessKeyId?: string; secretAccessKey?: string };
+    s3?: { endpoint?: string; bucket: string; region: string; accessKeyId?: string; secretAccessKey?: string; timeoutMs: number };
   };
   /** Environment values that providers may read for server-level LLM credentials (OPENAI_API_KEY, ...). */
   providerEnv: Readonly<Record<string, string>>;
@@ -268,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
             region: e.AGENTRY_S3_REGION,
             accessKeyId: e.AGENTRY_S3_ACCESS_KEY_ID,
             secretAccessKey: e.AGENTRY_S3_SECRET_ACCESS_KEY,
+            timeoutMs: e.AGENTRY_S3_TIMEOUT_MS,
           }
         : undefined,
     },

@@ -180,7 +180,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const customFunctions = createCustomFunctionsModule(tools);
   const mcp = createMcpModule(tools);
   const { skills } = createSkillsModule(tools);
-  const kb = createKnowledgeModule({ ...base, files: files.files, agentExists, runtime });
+  // A deleted document's file leaves the blob store once its delete has committed, as a task's uploads do.
+  const kb = createKnowledgeModule({ ...base, files: files.files, removeBlobs: (released) => files.disposal.removeBlobs(released), agentExists, runtime });
   const schedules = createSchedulesModule({ ...base, agents, tasks, runtime, pollMs: config.worker.schedulerPollMs, checkOutputSchema });
   const memory = createMemoryModule({ ...base, runtime, embeddings: kb.embeddings, signals: tasksModule.signals, agents: { exists: agentExists } });
   const external = createExternalAgentsModule({

@@ -51,8 +51,11 @@ export class LocalBlobStore implements BlobStore {
   }
 }
 
-/** The configured store: the local directory by default, S3-compatible storage when AGENTRY_BLOB_STORE=s3. */
-export async function createBlobStore(blob: Config['blob'], dataDir: string): Promise<BlobStore> {
+/**
+ * The configured store: the local directory by default, S3-compatible storage when AGENTRY_BLOB_STORE=s3.
+ * `maxObjectBytes`: the most a read takes into memory from a remote store, more than any stored file can have.
+ */
+export async function createBlobStore(blob: Config['blob'], dataDir: string, maxObjectBytes: number): Promise<BlobStore> {
   if (blob.kind === 'local') {
     // Folders an older version created 0755 are tightened; the files inside them sit behind these 0700 folders.
     ensurePrivateTree(join(dataDir, 'files'));
@@ -63,5 +66,13 @@ export async function createBlobStore(blob: Config['blob'], dataDir: string): Pr
     throw new Error('Invalid configuration: AGENTRY_BLOB_STORE=s3 needs AGENTRY_S3_BUCKET, AGENTRY_S3_ACCESS_KEY_ID and AGENTRY_S3_SECRET_ACCESS_KEY');
   }
   const { S3BlobStore } = await import('./s3-blob-store.js');
-  return new S3BlobStore({ endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
+  return new S3BlobStore({
+    endpoint: s3.endpoint,
+    bucket: s3.bucket,
+    region: s3.region,
+    accessKeyId: s3.accessKeyId,
+    secretAccessKey: s3.secretAccessKey,
+    timeoutMs: s3.timeoutMs,
+    maxObjectBytes,
+  });
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { BlobStoreTimeout } from './blob-store-errors.js';
 import type { BlobStore } from './blob-store.types.js';
 import type { FileLifetimeRepository, ReleasedBlob } from './file-lifetime.repository.js';
 
@@ -17,37 +18,43 @@ export interface FileDisposalOptions {
 
 /**
  * How stored files go (docs/decisions.md, "Files: lifetime"): their rows are deleted in a transaction that records
- * their blobs in `file_blob_deletions` (with their task's records, deleteTaskRecords; or on their own, `discard`);
- * after the commit `removeBlobs` deletes the blobs, then those records. Removing is best effort and never throws: a
+ * their blobs in `file_blob_deletions` (with their task's records, deleteTaskRecords; with their knowledge documents,
+ * KnowledgeService; or on their own, `discard`); after the commit `removeBlobs` deletes the blobs, then those records. Removing is best effort and never throws: a
  * blob the store would not delete keeps its record, and the worker role's file sweep (file-sweep.ts) tries again.
  */
 export class FileDisposal {
   constructor(private readonly o: FileDisposalOptions) {}
 
-  /** Removes the organization's files `ids` (rows, extracted text, blobs): a refused submission's, a deleted document's. */
+  /** Removes the organization's files `ids` (rows, extracted text, blobs): those of a refused submission or document. */
   async discard(organizationId: string, ids: string[]): Promise<void> {
     await this.removeBlobs(await this.o.repo.release(organizationId, ids, this.o.clock.now()));
   }
 
-  /** Deletes released blobs from the store, then their records; how many were removed and how many failed. */
+  /**
+   * Deletes released blobs from the store, then their records; how many were removed and how many failed. Once a
+   * deletion times out (a stalled store) no further one starts: those not tried stay recorded and count as failed, so
+   * a task's delete or a sweep page waits about one store deadline, not one per 8 blobs.
+   */
   async removeBlobs(released: readonly ReleasedBlob[]): Promise<{ removed: number; failed: number }> {
     if (released.length === 0) return { removed: 0, failed: 0 };
     const removed: string[] = [];
-    let failed = 0;
     let firstError: unknown;
+    let stalled = false;
     let next = 0;
     const deleting = async () => {
-      for (let b = released[next++]; b !== undefined; b = released[next++]) {
+      while (!stalled && next < released.length) {
+        const b = released[next++]!;
         try {
           await this.o.blobs.delete(b.blobKey);
           removed.push(b.blobKey);
         } catch (err) {
-          failed++;
           firstError ??= err;
+          if (err instanceof BlobStoreTimeout) stalled = true;
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_DELETES, released.length) }, deleting));
+    const failed = released.length - removed.length;
     try {
       await this.o.repo.forget(removed);
     } catch (err) {

@@ -17,7 +17,7 @@ export interface UploadKey {
   created_at: number;
 }
 
-/** An upload of a task, and whether that task exists. */
+/** An upload of a task or of a knowledge document, and whether that holder exists. */
 export interface UploadHolder extends UploadKey {
   held: boolean;
 }
@@ -27,6 +27,21 @@ type Files = ExpressionBuilder<Database, 'files'>;
 /** Whether the file's task exists: one seek of the primary key of `tasks`. */
 const hasTask = (eb: Files) =>
   eb.exists(eb.selectFrom('tasks').select('tasks.id').whereRef('tasks.organization_id', '=', 'files.organization_id').whereRef('tasks.id', '=', 'files.task_id'));
+
+/** Whether the file's knowledge document exists: one seek of the primary key of `kb_documents`. */
+const hasDocument = (eb: Files) =>
+  eb.exists(
+    eb.selectFrom('kb_documents').select('kb_documents.id').whereRef('kb_documents.organization_id', '=', 'files.organization_id').whereRef('kb_documents.id', '=', 'files.document_id'),
+  );
+
+/**
+ * Files that were uploaded for something: a task (`task_id`) or a knowledge document (`document_id`). The others
+ * (unattributed uploads of before migration 0027, document files of before 0029) are never orphans.
+ */
+const hasHolderId = (eb: Files) => eb.or([eb('task_id', 'is not', null), eb('document_id', 'is not', null)]);
+
+/** Whether what the file was uploaded for exists (a file has at most one of the two ids). */
+const isHeld = (eb: Files) => eb.or([hasTask(eb), hasDocument(eb)]);
 
 /**
  * Deletes the organization's file rows that `where` selects and records their blobs in `file_blob_deletions`, both
@@ -54,14 +69,24 @@ export function releaseTaskFiles(trx: Transaction<Database>, orgId: string, task
   return releaseWhere(trx, orgId, (eb) => eb('task_id', 'in', taskIds), now);
 }
 
+/**
+ * The organization's files `ids`, in the caller's transaction: the one that deletes the knowledge documents holding
+ * them (KnowledgeRepository), or `release` below. Files already gone are skipped.
+ */
+export async function releaseFiles(trx: Transaction<Database> | Kysely<Database>, orgId: string, ids: readonly string[], now: number): Promise<ReleasedBlob[]> {
+  const out: ReleasedBlob[] = [];
+  for (const batch of batches([...ids], VALUES_PER_IN_LIST)) out.push(...(await releaseWhere(trx, orgId, (eb) => eb('id', 'in', batch), now)));
+  return out;
+}
+
 /** PostgreSQL session lock key: one file sweep at a time across the processes of a database. */
 const SWEEP_LOCK = 'agentry:file-sweep';
 
 /**
- * SQL of the files' lifetime: discarding files (a refused submission, a deleted knowledge document), the blob
- * deletions still to do, and the orphan sweep's reads (file-sweep.ts). Orphans are found by range-scanning
- * `files_org_idx (organization_id, created_at)` over the uploads not yet checked, looking each one's task up by the
- * primary key of `tasks`; the release checks again, in its statement, that the task does not exist.
+ * SQL of the files' lifetime: discarding files (a refused submission or document), the blob deletions still to do,
+ * and the orphan sweep's reads (file-sweep.ts). Orphans are found by range-scanning
+ * `files_org_idx (organization_id, created_at)` over the uploads not yet checked, looking each one's task or document
+ * up by the primary key of `tasks` or `kb_documents`; the release checks again, in its statement, that it does not exist.
  */
 export class FileLifetimeRepository {
   constructor(
@@ -72,11 +97,7 @@ export class FileLifetimeRepository {
   /** Deletes the rows of the organization's files `ids` in one transaction, recording their blobs (see releaseWhere). */
   release(orgId: string, ids: string[], now: number): Promise<ReleasedBlob[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.k.transaction().execute(async (trx) => {
-      const out: ReleasedBlob[] = [];
-      for (const batch of batches(ids, VALUES_PER_IN_LIST)) out.push(...(await releaseWhere(trx, orgId, (eb) => eb('id', 'in', batch), now)));
-      return out;
-    });
+    return this.k.transaction().execute((trx) => releaseFiles(trx, orgId, ids, now));
   }
 
   /** Blob deletions done: their records go. */
@@ -108,8 +129,8 @@ export class FileLifetimeRepository {
   }
 
   /**
-   * Up to `limit` uploads of tasks (`task_id` set) of the organization created in [from, to), in (created_at, id)
-   * order after `after`, each with whether its task exists.
+   * Up to `limit` uploads of tasks or documents (`task_id` or `document_id` set) of the organization created in
+   * [from, to), in (created_at, id) order after `after`, each with whether its task or document exists.
    */
   async uploads(orgId: string, from: number, to: number, after: UploadKey | undefined, limit: number): Promise<UploadHolder[]> {
     const rows = await uploadsQuery(this.k, orgId, from, to, after, limit).execute();
@@ -118,8 +139,8 @@ export class FileLifetimeRepository {
   }
 
   /**
-   * Deletes those of the organization's uploads `ids` that are still orphans: created before `cutoff` for a task
-   * that does not exist. In one transaction, recording their blobs.
+   * Deletes those of the organization's uploads `ids` that are still orphans: created before `cutoff` for a task or
+   * document that does not exist. In one transaction, recording their blobs.
    */
   releaseOrphans(orgId: string, ids: string[], cutoff: number, now: number): Promise<ReleasedBlob[]> {
     if (ids.length === 0) return Promise.resolve([]);
@@ -130,9 +151,9 @@ export class FileLifetimeRepository {
         (eb) =>
           eb.and([
             eb('id', 'in', ids),
-            eb('task_id', 'is not', null),
+            hasHolderId(eb),
             eb('created_at', '<', cutoff),
-            eb.not(hasTask(eb)),
+            eb.not(isHeld(eb)),
           ]),
         now,
       ),
@@ -144,11 +165,11 @@ export class FileLifetimeRepository {
 export function uploadsQuery(k: Kysely<Database>, orgId: string, from: number, to: number, after: UploadKey | undefined, limit: number) {
   let q = k
     .selectFrom('files')
-    .select((eb) => ['id', 'created_at', hasTask(eb).as('held')])
+    .select((eb) => ['id', 'created_at', isHeld(eb).as('held')])
     .where('organization_id', '=', orgId)
     .where('created_at', '>=', from)
     .where('created_at', '<', to)
-    .where('task_id', 'is not', null);
+    .where(hasHolderId);
   // (created_at, id): one request's files share a millisecond.
   if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)));
   return q.orderBy('created_at').orderBy('id').limit(limit);

@@ -5,9 +5,10 @@ import type { FileDisposal } from './file-disposal.js';
 import type { FileLifetimeRepository, UploadHolder } from './file-lifetime.repository.js';
 
 /**
- * How old an upload must be before a missing task makes it an orphan. Files are stored before their task is
- * submitted, and the submission commits within seconds (or is refused and the files discarded), so an hour leaves
- * room for any submission still in flight, and for clocks of several processes that disagree by minutes.
+ * How old an upload must be before a missing task (or knowledge document) makes it an orphan. Files are stored before
+ * their task is submitted (their documents committed), which happens within seconds (or is refused and the files
+ * discarded), so an hour leaves room for any submission still in flight, and for clocks of several processes that
+ * disagree by minutes.
  */
 export const ORPHAN_GRACE_MS = 3_600_000;
 
@@ -33,7 +34,7 @@ export interface FileSweepOptions {
 }
 
 export interface FileSweepResult {
-  /** Uploads deleted because no task holds them. */
+  /** Uploads deleted because no task or document holds them. */
   orphans: number;
   /** Blobs removed, and blob deletions that failed again (they stay recorded). */
   blobsRemoved: number;
@@ -47,9 +48,9 @@ export interface FileSweepResult {
  *
  * 1. Blob deletions that failed (their file rows are gone; `file_blob_deletions` remembers them) are tried again,
  *    a page at a time, until a page removes nothing (the store is down: the next sweep tries again).
- * 2. Orphan uploads are deleted: a file stored for a task (`task_id`) more than ORPHAN_GRACE_MS ago whose task does
- *    not exist. That is a request whose process died between storing its files and committing its task, or whose
- *    refusal could not discard them. Each sweep reads the uploads created since the previous one's range ended
+ * 2. Orphan uploads are deleted: a file stored for a task (`task_id`) or a knowledge document (`document_id`) more
+ *    than ORPHAN_GRACE_MS ago whose task or document does not exist. That is a request whose process died between
+ *    storing its files and committing its task or documents, or whose refusal could not discard them. Each sweep reads the uploads created since the previous one's range ended
  *    (the first sweep of a process reads them all, paced), so a steady sweep reads ten minutes' worth of uploads.
  *
  * One process sweeps at a time on PostgreSQL (a session advisory lock); `stop` ends a sweep after its batch in flight.

@@ -41,7 +41,9 @@ export async function createFilesModule(d: {
   const { maxImagePixels, maxImageSide, maxSheetCells, ...host } = d.config.extraction;
   // Uploads are read in child processes (started on the first upload), never on this process's main thread.
   const extraction = new ExtractionPool(host, d.log);
-  const blobs = await createBlobStore(d.config.blob, d.config.dataDir);
+  // No accepted file is larger than either upload limit; the larger of the two still reads a file stored before the
+  // other was lowered.
+  const blobs = await createBlobStore(d.config.blob, d.config.dataDir, Math.max(d.config.files.maxFileBytes, d.config.files.maxRequestBytes));
   const lifetime = new FileLifetimeRepository(d.db);
   const disposal = new FileDisposal({ repo: lifetime, blobs, clock: d.clock, log: d.log, onFailed: d.onBlobDeletesFailed });
   const files = new FilesService(

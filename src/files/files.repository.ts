@@ -15,6 +15,8 @@ export interface FileRecord {
   createdAt: number;
   /** The task it was uploaded for (it goes with that task); null for a knowledge document's file. */
   taskId: string | null;
+  /** The knowledge document it was uploaded for (it goes with that document); null for a task's upload. */
+  documentId: string | null;
 }
 
 type Row = FilesTables['files'];
@@ -31,6 +33,7 @@ const toRecord = (r: Row): FileRecord => ({
   text: r.text,
   createdAt: Number(r.created_at),
   taskId: r.task_id,
+  documentId: r.document_id,
 });
 
 export class FilesRepository {
@@ -56,6 +59,7 @@ export class FilesRepository {
               text: f.text,
               created_at: f.createdAt,
               task_id: f.taskId,
+              document_id: f.documentId,
             })),
           )
           .execute();

@@ -15,6 +15,7 @@ import type { ContentLimits } from './extractors/extractor.js';
 import { ImageHeaderError, isImageKind, overImageLimits, readImageSize } from './image-header.js';
 import type { FileRecord, FilesRepository } from './files.repository.js';
 import { withoutNul } from '../lib/nul-text.js';
+import { storageFailure } from './blob-store-errors.js';
 
 /** A file as received: its name as the caller gave it and its bytes. */
 export interface IncomingFile {
@@ -51,6 +52,12 @@ export interface FilesLimits {
   archive: ArchiveLimits;
   content: ContentLimits;
 }
+
+/**
+ * What an upload goes with (docs/decisions.md, "Files: lifetime"): the task it was sent to, or the knowledge document
+ * created for it (`documentIds[i]` for the i-th file). Both ids are drawn before the files are stored.
+ */
+export type FileHolder = { taskId: string } | { documentIds: readonly string[] };
 
 /** The most extracted text one file contributes to a task; the whole text stays stored with the file. */
 export const MAX_TASK_TEXT_CHARS = 100_000;
@@ -139,17 +146,19 @@ export class FilesService {
   }
 
   /**
-   * Stores prepared files for the organization: every row and blob, or (on failure) none of them. `taskId`: the task
-   * they are uploaded for, whose id is chosen before they are stored; they go with it (docs/decisions.md, "Files:
-   * lifetime"). Without one (a knowledge document's file) they go with whatever records their id.
+   * Stores prepared files for the organization: every row and blob, or (on failure) none of them. `holder`: what they
+   * are uploaded for, whose id is chosen before they are stored, and which they go with (docs/decisions.md, "Files:
+   * lifetime"): a task (all of them), or the knowledge documents to be created for them (one each, in order).
    *
    * Rows first, then blobs: a process that dies in between leaves rows (an orphan the file sweep deletes after its
-   * grace), never a blob that no row names. Nobody knows the ids before this returns, so no reader meets a row whose
-   * blob is not written yet.
+   * grace, once its holder still does not exist), never a blob that no row names. Nobody knows the ids before this
+   * returns, so no reader meets a row whose blob is not written yet. A blob store that fails or does not answer is a
+   * 503 (storageFailure).
    */
-  async store(organizationId: string, prepared: PreparedFile[], taskId?: string): Promise<StoredFile[]> {
+  async store(organizationId: string, prepared: PreparedFile[], holder?: FileHolder): Promise<StoredFile[]> {
+    if (holder && 'documentIds' in holder && holder.documentIds.length !== prepared.length) throw new Error('one document id per file');
     const now = this.clock.now();
-    const records: FileRecord[] = prepared.map((p) => {
+    const records: FileRecord[] = prepared.map((p, i) => {
       const id = newId();
       return {
         id,
@@ -162,7 +171,8 @@ export class FilesService {
         blobKey: `${organizationId}/${id}`,
         text: p.text === '' ? null : p.text,
         createdAt: now,
-        taskId: taskId ?? null,
+        taskId: holder && 'taskId' in holder ? holder.taskId : null,
+        documentId: holder && 'documentIds' in holder ? holder.documentIds[i]! : null,
       };
     });
     await this.repo.insertMany(records);
@@ -170,14 +180,14 @@ export class FilesService {
       for (let i = 0; i < records.length; i++) await this.blobs.put(records[i]!.blobKey, prepared[i]!.bytes, records[i]!.mimeType);
     } catch (e) {
       await this.discard(organizationId, records).catch((err) => this.log.warn({ err }, 'could not remove the rows of a failed upload'));
-      throw e;
+      throw storageFailure(e, this.log);
     }
     return records.map((r) => this.present(r));
   }
 
-  /** prepare + store. */
+  /** prepare + store, for the task `taskId` when given. */
   async ingest(organizationId: string, files: IncomingFile[], taskId?: string): Promise<StoredFile[]> {
-    return this.store(organizationId, await this.prepare(organizationId, files), taskId);
+    return this.store(organizationId, await this.prepare(organizationId, files), taskId === undefined ? undefined : { taskId });
   }
 
   /**
@@ -190,7 +200,7 @@ export class FilesService {
     return { stored: await this.ingest(organizationId, files, taskId ?? newTaskId), newTaskId };
   }
 
-  /** Removes stored files (rows, text, blobs): a refused submission's (compensation), a deleted document's. */
+  /** Removes stored files (rows, text, blobs) whose holder was never created: a refused submission's or document's. */
   async discard(organizationId: string, files: { id: string }[]): Promise<void> {
     if (!files.length) return;
     await this.disposal.discard(organizationId, files.map((f) => f.id));
@@ -223,11 +233,20 @@ export class FilesService {
     return this.open(owner, id);
   }
 
-  /** The bytes of a file of the organization (API-key access); 404 for another organization's file. */
+  /**
+   * The bytes of a file of the organization (API-key access); 404 for another organization's file, 503 (or 502) when
+   * the blob store fails (blob-store-errors.ts).
+   */
   async open(organizationId: string, id: string): Promise<{ file: StoredFile; bytes: Buffer }> {
     const r = UUID_RE.test(id) ? await this.repo.find(organizationId, id) : undefined;
-    const bytes = r && (await this.blobs.get(r.blobKey));
-    if (!r || !bytes) throw AppError.notFound('File');
+    if (!r) throw AppError.notFound('File');
+    let bytes: Buffer | undefined;
+    try {
+      bytes = await this.blobs.get(r.blobKey);
+    } catch (e) {
+      throw storageFailure(e, this.log);
+    }
+    if (!bytes) throw AppError.notFound('File');
     return { file: this.present(r), bytes };
   }
 

@@ -1,4 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
+import { readBytesBounded } from '../net/bounded-response.js';
+import { BlobStoreTimeout, BlobTooLarge } from './blob-store-errors.js';
 import type { BlobStore } from './blob-store.types.js';
 
 export interface S3Settings {
@@ -8,7 +10,14 @@ export interface S3Settings {
   region: string;
   accessKeyId: string;
   secretAccessKey: string;
+  /** Deadline of one request, its answer's body included (AGENTRY_S3_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Most bytes a GET reads into memory: more than any stored file can have. */
+  maxObjectBytes: number;
 }
+
+/** How much of an error answer's body goes into the error (S3 explains a refusal in a short XML document). */
+const ERROR_BODY_BYTES = 500;
 
 const sha256Hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
@@ -56,7 +65,9 @@ export function signV4(input: SignInput): Record<string, string> {
 
 /**
  * S3-compatible storage (AWS S3, MinIO, R2, ...) over signed fetch requests, path-style addressing
- * (`{endpoint}/{bucket}/{key}`), which every compatible server supports.
+ * (`{endpoint}/{bucket}/{key}`), which every compatible server supports. Every request has a deadline that covers its
+ * answer's body too, and nothing an endpoint sends is read beyond a bound: a stalled or misbehaving endpoint fails the
+ * call (BlobStoreTimeout, BlobTooLarge) instead of holding an upload, a download, a delete or the file sweep forever.
  */
 export class S3BlobStore implements BlobStore {
   private readonly base: string;
@@ -68,7 +79,8 @@ export class S3BlobStore implements BlobStore {
     this.base = (s3.endpoint ?? `https://s3.${s3.region}.amazonaws.com`).replace(/\/+$/, '');
   }
 
-  private async send(method: string, key: string, body?: Uint8Array, contentType?: string): Promise<Response> {
+  /** One signed request; `read` consumes the answer within the same deadline. */
+  private async send<T>(method: string, key: string, read: (r: Response) => Promise<T>, body?: Uint8Array, contentType?: string): Promise<T> {
     const url = new URL(`${this.base}/${encode(this.s3.bucket)}/${key.split('/').map(encode).join('/')}`);
     const payloadHash = sha256Hex(body ?? '');
     const headers = signV4({
@@ -84,28 +96,60 @@ export class S3BlobStore implements BlobStore {
     });
     // fetch sets Host itself from the URL, which is what was signed.
     delete headers.host;
-    return this.fetchImpl(url, { method, headers, body: body ? new Uint8Array(body) : undefined });
+    const signal = AbortSignal.timeout(this.s3.timeoutMs);
+    try {
+      const r = await this.fetchImpl(url, { method, headers, body: body ? new Uint8Array(body) : undefined, signal });
+      return await read(r);
+    } catch (e) {
+      if (signal.aborted) throw new BlobStoreTimeout(`S3 ${method} ${key}: no answer within ${this.s3.timeoutMs} ms`, { cause: e });
+      throw e;
+    }
   }
 
   async put(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
-    const r = await this.send('PUT', key, bytes, contentType);
-    if (!r.ok) throw new Error(`S3 PUT ${key} failed: ${r.status} ${await r.text().catch(() => '')}`.slice(0, 500));
-    await r.arrayBuffer().catch(() => undefined);
+    await this.send(
+      'PUT',
+      key,
+      async (r) => {
+        if (!r.ok) throw new Error(`S3 PUT ${key} failed: ${r.status} ${await errorText(r)}`);
+        await r.body?.cancel();
+      },
+      bytes,
+      contentType,
+    );
   }
 
   async get(key: string): Promise<Buffer | undefined> {
-    const r = await this.send('GET', key);
-    if (r.status === 404) {
-      await r.arrayBuffer().catch(() => undefined);
-      return undefined;
-    }
-    if (!r.ok) throw new Error(`S3 GET ${key} failed: ${r.status}`);
-    return Buffer.from(await r.arrayBuffer());
+    return this.send('GET', key, async (r) => {
+      if (r.status === 404) {
+        await r.body?.cancel();
+        return undefined;
+      }
+      if (!r.ok) throw new Error(`S3 GET ${key} failed: ${r.status} ${await errorText(r)}`);
+      const limit = this.s3.maxObjectBytes;
+      const tooLarge = () => new BlobTooLarge(`S3 GET ${key}: the object is larger than ${limit} bytes, more than any stored file`);
+      // A declared length over the limit is refused before a byte is read; an undeclared one is counted as it comes.
+      if (Number(r.headers.get('content-length') ?? 0) > limit) {
+        await r.body?.cancel();
+        throw tooLarge();
+      }
+      return readBytesBounded(r, limit, tooLarge);
+    });
   }
 
   async delete(key: string): Promise<void> {
-    const r = await this.send('DELETE', key);
-    await r.arrayBuffer().catch(() => undefined);
-    if (!r.ok && r.status !== 404) throw new Error(`S3 DELETE ${key} failed: ${r.status}`);
+    await this.send('DELETE', key, async (r) => {
+      if (!r.ok && r.status !== 404) throw new Error(`S3 DELETE ${key} failed: ${r.status} ${await errorText(r)}`);
+      await r.body?.cancel();
+    });
+  }
+}
+
+/** The start of an error answer, for the log; the rest is not read. */
+async function errorText(r: Response): Promise<string> {
+  try {
+    return (await readBytesBounded(r, ERROR_BODY_BYTES, undefined)).toString('utf8');
+  } catch {
+    return '';
   }
 }

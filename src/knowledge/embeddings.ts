@@ -1,5 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { embedMany, type EmbeddingModel } from 'ai';
+import { boundedFetch } from '../net/bounded-response.js';
 
 /** Turns texts into vectors. Absent when no embedding endpoint is configured: search is then lexical only. */
 export interface EmbeddingProvider {
@@ -13,16 +14,28 @@ export interface EmbeddingProvider {
 const BATCH = 64;
 
 /**
+ * Deadline of one batch, its retries included: an endpoint that stalls fails the call (an indexing job is retried,
+ * a search answers lexically) instead of holding an indexer slot or a request for good.
+ */
+export const EMBED_TIMEOUT_MS = 60_000;
+
+/** Most bytes one answer may take: 64 vectors of 3,072 dimensions are ~4 MB of JSON. */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/**
  * An OpenAI-compatible `/embeddings` endpoint (OpenAI, Azure, Ollama, vLLM, TEI, ...) through the AI SDK's
  * compatible provider. The endpoint is the operator's configuration, not a user's URL, so it is called directly.
  */
 export class OpenAiCompatibleEmbeddings implements EmbeddingProvider {
   private readonly embeddingModel: EmbeddingModel;
 
-  constructor(opts: { baseUrl: string; model: string; apiKey?: string }) {
-    const provider = createOpenAICompatible({ name: 'embeddings', baseURL: opts.baseUrl, apiKey: opts.apiKey });
+  private readonly timeoutMs: number;
+
+  constructor(opts: { baseUrl: string; model: string; apiKey?: string; timeoutMs?: number }) {
+    const provider = createOpenAICompatible({ name: 'embeddings', baseURL: opts.baseUrl, apiKey: opts.apiKey, fetch: boundedFetch(fetch, MAX_ANSWER_BYTES) });
     this.embeddingModel = provider.embeddingModel(opts.model);
     this.model = opts.model;
+    this.timeoutMs = opts.timeoutMs ?? EMBED_TIMEOUT_MS;
   }
 
   readonly model: string;
@@ -30,7 +43,9 @@ export class OpenAiCompatibleEmbeddings implements EmbeddingProvider {
   async embed(texts: string[], signal?: AbortSignal, maxRetries = 2): Promise<number[][]> {
     const out: number[][] = [];
     for (let i = 0; i < texts.length; i += BATCH) {
-      const { embeddings } = await embedMany({ model: this.embeddingModel, values: texts.slice(i, i + BATCH), abortSignal: signal, maxRetries });
+      const deadline = AbortSignal.timeout(this.timeoutMs);
+      const abortSignal = signal ? AbortSignal.any([signal, deadline]) : deadline;
+      const { embeddings } = await embedMany({ model: this.embeddingModel, values: texts.slice(i, i + BATCH), abortSignal, maxRetries });
       out.push(...embeddings);
     }
     return out;

@@ -29,6 +29,8 @@ export function createKnowledgeModule(d: {
   db: Db;
   config: Config;
   files: FilesService;
+  /** Removes the blobs of deleted documents' files after the commit (src/files/file-disposal.ts). */
+  removeBlobs: KnowledgePorts['removeBlobs'];
   safeFetch: SafeFetch;
   agentExists: KnowledgePorts['agentExists'];
   runtime: Runtime;
@@ -49,6 +51,7 @@ export function createKnowledgeModule(d: {
       void wakeups.notify();
     },
     agentExists: d.agentExists,
+    removeBlobs: d.removeBlobs,
   });
   d.runtime.tools.register('knowledge', new KnowledgeToolProvider(knowledge));
   d.runtime.context.register('knowledge', new KnowledgeContext(knowledge));

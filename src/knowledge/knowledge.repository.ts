@@ -3,11 +3,14 @@ import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { batches, ROWS_PER_INSERT, VALUES_PER_IN_LIST } from '../db/batches.js';
 import { pageAndTotal } from '../db/paging.js';
+import { releaseFiles, type ReleasedBlob } from '../files/file-lifetime.repository.js';
 
 export type KbRow = Database['knowledge_bases'];
 export type DocumentRow = Database['kb_documents'];
 /** A document row without its (possibly large) extracted text. */
 export type DocumentSummary = Omit<DocumentRow, 'raw_text'>;
+/** A deleted document: its id (for its jobs and chunks) and its uploaded file, if any. */
+export type DeletedDocument = Pick<DocumentRow, 'id' | 'file_id'>;
 
 const SUMMARY_COLUMNS = [
   'id',
@@ -86,9 +89,28 @@ export class KnowledgeRepository {
       .executeTakeFirst();
   }
 
-  async deleteKb(k: Kysely<Database>, org: string, id: string): Promise<void> {
-    await k.deleteFrom('kb_documents').where('organization_id', '=', org).where('kb_id', '=', id).execute();
+  /**
+   * Deletes the knowledge base and its documents, returning the documents. The knowledge base row goes first: its lock
+   * makes a concurrent commitDocuments wait (lockKb), so on PostgreSQL the documents it commits are either seen and
+   * deleted here or refused there, never left in a deleted knowledge base.
+   */
+  async deleteKb(k: Kysely<Database>, org: string, id: string): Promise<DeletedDocument[]> {
     await k.deleteFrom('knowledge_bases').where('organization_id', '=', org).where('id', '=', id).execute();
+    return k.deleteFrom('kb_documents').where('organization_id', '=', org).where('kb_id', '=', id).returning(['id', 'file_id']).execute();
+  }
+
+  /**
+   * Whether the knowledge base exists, holding its row lock until the transaction ends (an update that changes
+   * nothing: the one statement both databases lock a row with). Documents are inserted after it (see deleteKb).
+   */
+  async lockKb(k: Kysely<Database>, org: string, id: string): Promise<boolean> {
+    const r = await k
+      .updateTable('knowledge_bases')
+      .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+      .where('organization_id', '=', org)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
   async insertDocuments(k: Kysely<Database>, rows: DocumentRow[]): Promise<void> {
@@ -132,25 +154,21 @@ export class KnowledgeRepository {
     );
   }
 
-  /** File ids of a knowledge base's uploaded documents (to remove the stored files with it). */
-  async fileIds(org: string, kbId: string): Promise<string[]> {
-    const rows = await this.k
-      .selectFrom('kb_documents')
-      .select('file_id')
-      .where('organization_id', '=', org)
-      .where('kb_id', '=', kbId)
-      .where('file_id', 'is not', null)
-      .execute();
-    return rows.map((r) => r.file_id!);
+  /** Deletes the organization's documents `ids` of knowledge base `kbId`; those it deleted (a concurrent delete's are not). */
+  async deleteDocuments(k: Kysely<Database>, org: string, kbId: string, ids: readonly string[]): Promise<DeletedDocument[]> {
+    const out: DeletedDocument[] = [];
+    for (const batch of batches([...ids], VALUES_PER_IN_LIST)) {
+      out.push(...(await k.deleteFrom('kb_documents').where('organization_id', '=', org).where('kb_id', '=', kbId).where('id', 'in', batch).returning(['id', 'file_id']).execute()));
+    }
+    return out;
   }
 
-  async documentIds(k: Kysely<Database>, org: string, kbId: string): Promise<string[]> {
-    const rows = await k.selectFrom('kb_documents').select('id').where('organization_id', '=', org).where('kb_id', '=', kbId).execute();
-    return rows.map((r) => r.id);
-  }
-
-  async deleteDocument(k: Kysely<Database>, org: string, id: string): Promise<void> {
-    await k.deleteFrom('kb_documents').where('organization_id', '=', org).where('id', '=', id).execute();
+  /**
+   * The uploaded files of deleted documents, in the transaction that deleted them: rows and text now, blobs recorded
+   * for removal after the commit (docs/decisions.md, "Files: lifetime").
+   */
+  releaseFiles(k: Kysely<Database>, org: string, docs: readonly DeletedDocument[], now: number): Promise<ReleasedBlob[]> {
+    return releaseFiles(k, org, docs.flatMap((d) => (d.file_id ? [d.file_id] : [])), now);
   }
 
   /**

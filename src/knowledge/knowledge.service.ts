@@ -2,6 +2,7 @@ import { AppError } from '../errors.js';
 import { isoOrNull, isoTime, type Clock } from '../lib/clock.js';
 import { newId, UUID_RE } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
+import type { ReleasedBlob } from '../files/file-lifetime.repository.js';
 import type { FilesService, IncomingFile } from '../files/files.service.js';
 import type { ChunkStoreRepository } from './chunk-store.repository.js';
 import type { DocumentReader } from './document-reader.js';
@@ -15,6 +16,8 @@ import { validScopes, type SearchScope } from './search-scope.js';
 export const INDEX_JOB = 'kb_index';
 /** Claims of an indexing job before the document ends `error` (a worker died, or transient failures). */
 export const INDEX_MAX_ATTEMPTS = 3;
+/** How long a search waits for its query's vector before answering lexically (memory recall waits as long). */
+const QUERY_EMBED_TIMEOUT_MS = 10_000;
 
 export interface KnowledgeBaseView {
   id: string;
@@ -59,12 +62,18 @@ export interface KnowledgePorts {
   onEnqueued: () => void;
   /** The agents domain's answer to "does this agent exist in the organization" (for `agent_id` on PATCH). */
   agentExists: (organizationId: string, agentId: string) => Promise<boolean>;
+  /**
+   * Removes the blobs of deleted documents' files once the delete has committed (src/files/file-disposal.ts). Never
+   * throws: a blob it cannot remove stays recorded and the worker role's file sweep retries it.
+   */
+  removeBlobs: (released: readonly ReleasedBlob[]) => Promise<unknown>;
 }
 
 /**
  * Knowledge bases and their documents (docs/contract.md#knowledge): CRUD, adding documents (URLs fetched later by the
  * indexer; uploads extracted at once), and hybrid search. Adding a document commits the document and its
- * indexing job together, so nothing is ever queued for a document that does not exist, or the reverse.
+ * indexing job together, so nothing is ever queued for a document that does not exist, or the reverse. Deleting one
+ * deletes its uploaded file's row in the same transaction and its blob after the commit, as a task's uploads go.
  */
 export class KnowledgeService {
   constructor(
@@ -112,38 +121,46 @@ export class KnowledgeService {
     return this.presentKb(row, (await this.repo.readyCounts(org, [id])).get(id) ?? 0);
   }
 
-  /** Removes the knowledge base with its documents, chunks, pending jobs and uploaded files. */
+  /**
+   * Removes the knowledge base with its documents, chunks, pending jobs and uploaded files, in one transaction (the
+   * files' blobs are recorded in it and removed after the commit): a crash at any point leaves nothing no sweep finds.
+   */
   async delete(org: string, id: string): Promise<void> {
     await this.requireKb(org, id);
-    const fileIds = await this.repo.fileIds(org, id);
-    await this.repo.transaction(async (k) => {
-      const docIds = await this.repo.documentIds(k, org, id);
-      await this.jobs.deleteForRefs(k, org, docIds);
+    const released = await this.repo.transaction(async (k) => {
+      const docs = await this.repo.deleteKb(k, org, id);
+      await this.jobs.deleteForRefs(k, org, docs.map((d) => d.id));
       await this.chunks.deleteForKb(k, org, id);
-      await this.repo.deleteKb(k, org, id);
+      return this.repo.releaseFiles(k, org, docs, this.clock.now());
     });
-    await this.files.discard(org, fileIds.map((f) => ({ id: f })));
+    await this.ports.removeBlobs(released);
   }
 
   async addUrls(org: string, kbId: string, urls: string[]): Promise<DocumentView[]> {
     await this.requireKb(org, kbId);
     const now = this.clock.now();
     const rows = urls.map((url) => this.newDocument(org, kbId, { name: url, source: 'url', document_url: url, raw_text: null, mime_type: null, file_id: null }, now));
-    return this.commitDocuments(org, rows, now);
+    return this.commitDocuments(org, kbId, rows, now);
   }
 
-  /** Uploads: checked and extracted before anything is stored (413/415 naming the file), then stored with their jobs. */
+  /**
+   * Uploads: checked and extracted before anything is stored (413/415 naming the file), then stored under the ids their
+   * documents will have, then the documents committed with their jobs. A refused commit discards the files; a process
+   * that dies before it leaves files whose documents do not exist, which the file sweep deletes after its grace.
+   */
   async addFiles(org: string, kbId: string, files: IncomingFile[]): Promise<DocumentView[]> {
     await this.requireKb(org, kbId);
     if (!files.length) throw AppError.invalid(['body', 'files'], 'at least one file is required');
     const prepared = await this.reader.prepareUploads(org, files);
-    const stored = await this.files.store(org, prepared);
+    const documentIds = prepared.map(() => newId());
+    const stored = await this.files.store(org, prepared, { documentIds });
     const now = this.clock.now();
-    const rows = stored.map((f, i) =>
-      this.newDocument(org, kbId, { name: f.name, source: 'file', document_url: null, raw_text: prepared[i]!.text, mime_type: f.mimeType, file_id: f.id }, now),
-    );
+    const rows = stored.map((f, i) => ({
+      ...this.newDocument(org, kbId, { name: f.name, source: 'file', document_url: null, raw_text: prepared[i]!.text, mime_type: f.mimeType, file_id: f.id }, now),
+      id: documentIds[i]!,
+    }));
     try {
-      return await this.commitDocuments(org, rows, now);
+      return await this.commitDocuments(org, kbId, rows, now);
     } catch (e) {
       await this.files.discard(org, stored);
       throw e;
@@ -155,7 +172,7 @@ export class KnowledgeService {
     await this.requireKb(org, kbId);
     const now = this.clock.now();
     const row = this.newDocument(org, kbId, { name, source: 'agent', document_url: null, raw_text: text, mime_type: 'text/markdown', file_id: null }, now);
-    return (await this.commitDocuments(org, [row], now))[0]!;
+    return (await this.commitDocuments(org, kbId, [row], now))[0]!;
   }
 
   async listDocuments(org: string, kbId: string, page: number, perPage: number): Promise<{ items: DocumentView[]; total: number }> {
@@ -173,18 +190,20 @@ export class KnowledgeService {
     await this.deleteDocuments(org, kbId, [id]);
   }
 
-  /** Several documents at once (xpander's DELETE /knowledge_bases/{id}): all are checked first, so a missing one deletes none. */
+  /**
+   * Several documents at once (xpander's DELETE /knowledge_bases/{id}): all are checked first, so a missing one deletes
+   * none. Their files go in the same transaction, as in `delete`.
+   */
   async deleteDocuments(org: string, kbId: string, ids: string[]): Promise<void> {
-    const rows: DocumentRow[] = [];
-    for (const id of new Set(ids)) rows.push(await this.requireDocument(org, kbId, id));
-    const docIds = rows.map((r) => r.id);
-    await this.repo.transaction(async (k) => {
+    const docIds: string[] = [];
+    for (const id of new Set(ids)) docIds.push((await this.requireDocument(org, kbId, id)).id);
+    const released = await this.repo.transaction(async (k) => {
+      const docs = await this.repo.deleteDocuments(k, org, kbId, docIds);
       await this.jobs.deleteForRefs(k, org, docIds);
       await this.chunks.deleteForDocuments(k, org, docIds);
-      for (const id of docIds) await this.repo.deleteDocument(k, org, id);
+      return this.repo.releaseFiles(k, org, docs, this.clock.now());
     });
-    const files = rows.flatMap((r) => (r.file_id ? [{ id: r.file_id }] : []));
-    if (files.length) await this.files.discard(org, files);
+    await this.ports.removeBlobs(released);
   }
 
   /** `GET /v1/knowledge/{kb_id}/search`: 404 for a knowledge base the organization does not have. */
@@ -215,8 +234,8 @@ export class KnowledgeService {
     const lists = [(await this.chunks.lexical(org, scoped, queryTerms(query), pool)).map((seq) => ({ seq }))];
     if (this.embeddings) {
       try {
-        // No retries, and 10 s at most (as memory recall): a search waits for no endpoint; it answers lexically instead.
-        const deadline = AbortSignal.timeout(10_000);
+        // No retries and a short deadline: a search waits for no endpoint; it answers lexically instead.
+        const deadline = AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS);
         const [vector] = await this.embeddings.embed([query], signal ? AbortSignal.any([signal, deadline]) : deadline, 0);
         lists.push((await this.chunks.vector(org, scoped, this.embeddings.model, vector!, pool)).map((seq) => ({ seq })));
       } catch (e) {
@@ -236,8 +255,10 @@ export class KnowledgeService {
     return { id: newId(), organization_id: org, kb_id: kbId, ...f, status: 'queued', status_reason: null, chunks_count: 0, created_at: now, updated_at: now, indexed_at: null };
   }
 
-  private async commitDocuments(org: string, rows: DocumentRow[], now: number): Promise<DocumentView[]> {
+  /** 404 when the knowledge base was deleted since it was checked: no document is ever left in a deleted one. */
+  private async commitDocuments(org: string, kbId: string, rows: DocumentRow[], now: number): Promise<DocumentView[]> {
     await this.repo.transaction(async (k) => {
+      if (!(await this.repo.lockKb(k, org, kbId))) throw AppError.notFound('Knowledge base');
       await this.repo.insertDocuments(k, rows);
       for (const r of rows) await this.jobs.enqueue(k, { organizationId: org, kind: INDEX_JOB, refId: r.id, maxAttempts: INDEX_MAX_ATTEMPTS }, now);
     });

@@ -65,13 +65,26 @@ export function boundedFetch(fetch: typeof globalThis.fetch, limit: number): typ
  * loop early cancels it, which closes the connection). For answers read whole by our own code.
  */
 export async function readTextBounded(res: Response, limit: number, tooLarge: () => Error): Promise<string> {
-  if (!res.body) return '';
+  return (await readBytesBounded(res, limit, tooLarge)).toString('utf8');
+}
+
+/**
+ * A whole answer's bytes, read up to `limit`; past it `tooLarge()` is thrown, or without `tooLarge` the first `limit`
+ * bytes are returned (the start of an error answer, for a log). Either way the rest is never read: the body is
+ * cancelled, which closes the connection.
+ */
+export async function readBytesBounded(res: Response, limit: number, tooLarge: (() => Error) | undefined): Promise<Buffer> {
+  if (!res.body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     size += chunk.byteLength;
-    if (size > limit) throw tooLarge();
+    if (size > limit) {
+      if (tooLarge) throw tooLarge();
+      chunks.push(chunk.subarray(0, chunk.byteLength - (size - limit)));
+      break;
+    }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }

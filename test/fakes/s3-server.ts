@@ -6,9 +6,11 @@
  *   const s3 = await startS3Server({ accessKeyId: 'AK', secretAccessKey: 'SK', region: 'us-east-1' });
  *   s3.url; s3.objects.get('bucket/key'); s3.rejected; await s3.close();
  *   s3.failDeletes = true;   // DELETE answers 503 (a store that is down) until set back
+ *   s3.stall = true;         // every request is read and never answered (a stalled endpoint) until set back
+ *   s3.endlessGets = true;   // a GET of an existing object answers 200 and streams bytes until the client hangs up
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signV4 } from '../../src/files/s3-blob-store.js';
 
@@ -20,7 +22,24 @@ export interface FakeS3 {
   rejected: number;
   /** While true, every DELETE answers 503 and removes nothing. */
   failDeletes: boolean;
+  /** While true, every request is accepted and read, and never answered. */
+  stall: boolean;
+  /** While true, a GET of an existing object streams bytes (no length) until the client hangs up. */
+  endlessGets: boolean;
+  /** Requests received (stalled ones included). */
+  requests: number;
   close(): Promise<void>;
+}
+
+/** Writes `chunk` for as long as the client reads, until it hangs up. */
+function streamForever(res: ServerResponse): void {
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  res.writeHead(200, { 'content-type': 'application/octet-stream' });
+  const pump = () => {
+    while (!res.destroyed && res.write(chunk));
+    if (!res.destroyed) res.once('drain', pump);
+  };
+  pump();
 }
 
 async function readAll(req: IncomingMessage): Promise<Buffer> {
@@ -31,9 +50,11 @@ async function readAll(req: IncomingMessage): Promise<Buffer> {
 
 export async function startS3Server(creds: { accessKeyId: string; secretAccessKey: string; region: string }): Promise<FakeS3> {
   const objects = new Map<string, Buffer>();
-  const state = { rejected: 0, failDeletes: false };
+  const state = { rejected: 0, failDeletes: false, stall: false, endlessGets: false, requests: 0 };
   const server = createServer(async (req, res) => {
+    state.requests++;
     const body = await readAll(req);
+    if (state.stall) return;
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
     const auth = String(req.headers.authorization ?? '');
     const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(auth);
@@ -68,6 +89,7 @@ export async function startS3Server(creds: { accessKeyId: string; secretAccessKe
     } else if (req.method === 'GET') {
       const obj = objects.get(key);
       if (!obj) res.writeHead(404, { 'content-type': 'application/xml' }).end('<Error><Code>NoSuchKey</Code></Error>');
+      else if (state.endlessGets) streamForever(res);
       else res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(obj);
     } else if (req.method === 'DELETE' && state.failDeletes) {
       res.writeHead(503, { 'content-type': 'application/xml' }).end('<Error><Code>ServiceUnavailable</Code></Error>');
@@ -91,6 +113,26 @@ export async function startS3Server(creds: { accessKeyId: string; secretAccessKe
     set failDeletes(v: boolean) {
       state.failDeletes = v;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    get stall() {
+      return state.stall;
+    },
+    set stall(v: boolean) {
+      state.stall = v;
+    },
+    get endlessGets() {
+      return state.endlessGets;
+    },
+    set endlessGets(v: boolean) {
+      state.endlessGets = v;
+    },
+    get requests() {
+      return state.requests;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Stalled requests hold their connections open.
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -62,17 +62,20 @@ describe.each(TEST_DBS)("files' lifetime in the database: uploads attributed by 
     expect(await queryPlan(db, kind, q)).toContain('files_task_idx');
   });
 
-  it("reads the orphan sweep's range of uploads from files_org_idx and looks each task up by its primary key", async () => {
+  it("reads the orphan sweep's range of uploads from files_org_idx and looks each task or document up by its primary key", async () => {
     const p = await queryPlan(db, kind, uploadsQuery(db.kysely, 'org-a', 0, NOW, { id: 'x', created_at: 1 }, 100).compile());
     expect(p).toContain('files_org_idx');
     if (kind === 'sqlite') {
       expect(p).toMatch(/SEARCH files USING INDEX files_org_idx \(organization_id=\? AND created_at>\? AND created_at<\?\)/);
       expect(p).toMatch(/SEARCH tasks USING (COVERING )?INDEX sqlite_autoindex_tasks_1 \(organization_id=\? AND id=\?\)/);
+      expect(p).toMatch(/SEARCH kb_documents USING (COVERING )?INDEX sqlite_autoindex_kb_documents_1 \(id=\?\)/);
     } else {
-      // On empty tables PostgreSQL's choice among the indexes of `tasks` is a coin toss; none is a scan of it.
+      // On empty tables PostgreSQL's choice among the indexes of `tasks` and `kb_documents` is a coin toss; none is a
+      // scan of either.
       expect(p).not.toMatch(/Seq Scan/);
       expect(p).toMatch(/Index Cond: \(\(organization_id = 'org-a'::text\) AND \(created_at >= /);
       expect(p).toMatch(/Index (Only )?Scan using \S+ on tasks/);
+      expect(p).toMatch(/Index (Only )?Scan using \S+ on kb_documents/);
     }
   });
 });

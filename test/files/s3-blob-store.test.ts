@@ -60,7 +60,7 @@ describe.each(TEST_DBS)('files on S3-compatible storage (%s)', (kind) => {
   });
 
   it('fails loudly when the credentials are wrong', async () => {
-    const store = new S3BlobStore({ endpoint: s3.url, bucket: 'agentry-files', region: creds.region, accessKeyId: 'AKTEST', secretAccessKey: 'wrong' });
+    const store = new S3BlobStore({ endpoint: s3.url, bucket: 'agentry-files', region: creds.region, accessKeyId: 'AKTEST', secretAccessKey: 'wrong', timeoutMs: 5000, maxObjectBytes: 1024 });
     await expect(store.put('x/y', Buffer.from('z'), 'text/plain')).rejects.toThrow(/403/);
     expect(s3.rejected).toBe(1);
   });

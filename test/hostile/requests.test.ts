@@ -176,6 +176,7 @@ describe.each(TEST_DBS)('hostile requests (%s)', (kind) => {
       text: null,
       createdAt: Date.now(),
       taskId: null,
+      documentId: null,
     }));
     await repo.insertMany(records);
     expect(await repo.count(orgA)).toBe(5000);
