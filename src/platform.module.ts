@@ -43,7 +43,7 @@ export async function createPlatform(config: Config, opts: { clock?: Clock; log?
   // Before migrating: data migrations may seal stored values (0012).
   const masterKey = resolveMasterKey(config.masterKey, config.dataDir);
   const secretBox = new SecretBox(masterKey);
-  await migrate(db, { secretBox });
+  await migrate(db, { secretBox, log });
   const urls = new PublicUrls();
   urls.api = config.publicApiUrl ?? `http://localhost:${config.apiPort}`;
   urls.webhook = config.publicWebhookUrl ?? `http://localhost:${config.webhookPort}`;

@@ -1,5 +1,6 @@
 /**
- * Array parameters for PostgreSQL in its binary format (`unnest($1::text[], ...)` of a batch statement).
+ * Array parameters for PostgreSQL in its binary format (`unnest($1::text[], ...)` of a batch statement; embeddings,
+ * `$1::real[]`, src/db/cosine-order.ts).
  *
  * pg sends a JavaScript array as a text literal: every element is escaped by a regex replace and the literal is
  * built by string concatenation, and PostgreSQL then parses and unescapes it again. For a batch of run outcomes,
@@ -9,12 +10,12 @@
  *
  * What PostgreSQL stores is the same as from the text form: strings are encoded as UTF-8 the way pg encodes any text
  * parameter (a lone surrogate becomes U+FFFD), a NUL is refused by PostgreSQL as before, null elements are NULL.
- * The element type is checked by PostgreSQL against the parameter's cast (`::text[]`, `::bigint[]`, `::int[]`): a
- * mismatch is an error, never a silent conversion.
+ * The element type is checked by PostgreSQL against the parameter's cast (`::text[]`, `::bigint[]`, `::int[]`,
+ * `::real[]`): a mismatch is an error, never a silent conversion.
  */
 
 const HEADER = 20;
-const OID = { int4: 23, int8: 20, text: 25 } as const;
+const OID = { int4: 23, int8: 20, text: 25, float4: 700, float8: 701 } as const;
 
 function header(b: Buffer, length: number, hasNull: boolean, oid: number): void {
   b.writeInt32BE(1, 0); // dimensions
@@ -38,6 +39,32 @@ export function pgTextArray(values: readonly unknown[]): Buffer {
     b.writeInt32BE(l, at);
     at += 4;
     if (l > 0) at += b.write(texts[i]!, at);
+  }
+  return b;
+}
+
+/**
+ * `real[]` (float4) from numbers, each rounded to the nearest float4 as `Math.fround` does (what PostgreSQL's text
+ * input gives for the same JSON number, but for the rare decimal that lies on a float4 midpoint once read as a
+ * float8). No NULL elements: a vector has none. 4 bytes a number against ~20 characters of text to build and parse.
+ */
+export function pgFloat4Array(values: readonly number[]): Buffer {
+  return floats(values, 4, OID.float4, (b, v, at) => b.writeFloatBE(v, at));
+}
+
+/** `float8[]` from numbers, exactly; no NULL elements. */
+export function pgFloat8Array(values: readonly number[]): Buffer {
+  return floats(values, 8, OID.float8, (b, v, at) => b.writeDoubleBE(v, at));
+}
+
+function floats(values: readonly number[], width: number, oid: number, write: (b: Buffer, v: number, at: number) => void): Buffer {
+  const b = Buffer.allocUnsafe(HEADER + values.length * (4 + width));
+  header(b, values.length, false, oid);
+  let at = HEADER;
+  for (const v of values) {
+    b.writeInt32BE(width, at);
+    write(b, v, at + 4);
+    at += 4 + width;
   }
   return b;
 }

@@ -45,8 +45,14 @@ export interface KnowledgeTables {
     /** Heading path of the section the chunk comes from ("Article I > Section 3"); '' when none. */
     heading: string;
     content: string;
-    /** libsql: float32 vector blob; PostgreSQL: pgvector text form. Null when no embedding provider is set. */
+    /**
+     * The vector (db/cosine-order.ts), null when no embedding provider is set. libsql: float32 vector blob.
+     * PostgreSQL: `embedding_f4` and its `embedding_norm` (migration 0028, which added them; absent on libsql);
+     * `embedding` there, pgvector's text form, only on rows written before it.
+     */
     embedding: Uint8Array | string | null;
+    embedding_f4: number[] | null;
+    embedding_norm: number | null;
     /** Which model produced the embedding: only vectors of the current model are compared. */
     embedding_model: string | null;
   };

@@ -1,20 +1,26 @@
 import { sql, type Kysely } from 'kysely';
 import { serialiseOn } from '../db/advisory-lock.js';
-import { cosineOrder } from '../db/cosine-order.js';
+import { cosineOrder, hasEmbedding, pgEmbeddingColumns } from '../db/cosine-order.js';
 import type { Db } from '../db/database.js';
 import { rawRead } from '../db/list-reads.js';
 import type { Database } from '../db/schema.js';
 
-/** A memory's embedding columns: both null when there is no vector. */
+/** A memory's vector and the model that made it: both null when there is none. */
 export interface Embedded {
-  embedding: string | null;
+  embedding: number[] | null;
   embedding_model: string | null;
 }
 
-export type MemoryRow = Omit<Database['memories'], 'seq'> & { seq: number };
+/** The vector's columns, stored per dialect (memory.tables.ts) and read only by the ranking in SQL. */
+type VectorColumns = 'embedding' | 'embedding_f4' | 'embedding_norm' | 'embedding_model';
 
-/** A memory row as inserted: the table's columns but the generated `seq` (memory.tables.ts). */
-export type NewMemory = Omit<Database['memories'], 'seq'>;
+/** A memory as read: every column but the vector's. */
+export type MemoryRow = Omit<Database['memories'], 'seq' | VectorColumns> & { seq: number };
+
+/** A memory as inserted: the table's columns but the generated `seq`, with its vector. */
+export type NewMemory = Omit<Database['memories'], 'seq' | VectorColumns> & Embedded;
+
+const READ_COLUMNS = ['seq', 'id', 'organization_id', 'agent_id', 'user_id', 'content', 'source', 'task_id', 'created_at', 'updated_at'] as const;
 
 /** Which memories a list or a count covers; `userId` null selects the agent's shared memories. */
 export interface MemoryFilter {
@@ -38,7 +44,7 @@ export class MemoryRepository {
   }
 
   async list(org: string, f: MemoryFilter, offset: number, limit: number): Promise<MemoryRow[]> {
-    const rows = await this.scoped(this.db.kysely, org, f).selectAll().orderBy('updated_at', 'desc').orderBy('seq', 'desc').offset(offset).limit(limit).execute();
+    const rows = await this.scoped(this.db.kysely, org, f).select(READ_COLUMNS).orderBy('updated_at', 'desc').orderBy('seq', 'desc').offset(offset).limit(limit).execute();
     return rows.map(norm);
   }
 
@@ -48,23 +54,37 @@ export class MemoryRepository {
   }
 
   async find(org: string, id: string, k: Kysely<Database> = this.db.kysely): Promise<MemoryRow | undefined> {
-    const r = await k.selectFrom('memories').selectAll().where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
+    const r = await k.selectFrom('memories').select(READ_COLUMNS).where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
     return r && norm(r);
   }
 
   async findMany(org: string, ids: string[]): Promise<MemoryRow[]> {
     if (!ids.length) return [];
-    const rows = await this.db.kysely.selectFrom('memories').selectAll().where('organization_id', '=', org).where('id', 'in', ids).execute();
+    const rows = await this.db.kysely.selectFrom('memories').select(READ_COLUMNS).where('organization_id', '=', org).where('id', 'in', ids).execute();
     return rows.map(norm);
   }
 
   async insert(m: NewMemory, k: Kysely<Database> = this.db.kysely): Promise<void> {
-    await k.insertInto('memories').values(m).execute();
+    const { embedding, embedding_model, ...rest } = m;
+    await k.insertInto('memories').values({ ...rest, ...this.vectorColumns(embedding), embedding_model }).execute();
   }
 
-  async update(org: string, id: string, content: string, embedding: Embedded, now: number, k: Kysely<Database> = this.db.kysely): Promise<boolean> {
-    const r = await k.updateTable('memories').set({ content, ...embedding, updated_at: now }).where('organization_id', '=', org).where('id', '=', id).executeTakeFirst();
+  async update(org: string, id: string, content: string, e: Embedded, now: number, k: Kysely<Database> = this.db.kysely): Promise<boolean> {
+    const r = await k
+      .updateTable('memories')
+      .set({ content, ...this.vectorColumns(e.embedding), embedding_model: e.embedding_model, updated_at: now })
+      .where('organization_id', '=', org)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  /**
+   * libsql: JSON text, which vector_distance_cos reads. PostgreSQL: a float4 array and its norm, and the text of a
+   * row written before migration 0028 cleared (db/cosine-order.ts).
+   */
+  private vectorColumns(v: number[] | null) {
+    return this.db.dialect === 'postgres' ? pgEmbeddingColumns(v) : { embedding: v && JSON.stringify(v) };
   }
 
   async delete(org: string, id: string, k: Kysely<Database> = this.db.kysely): Promise<boolean> {
@@ -117,8 +137,8 @@ export class MemoryRepository {
     const ranking = sql<{ id: string }>`
       select m.id from memories m
       where m.organization_id = ${org} and m.agent_id = ${agentId} and (${ownedBy(owners)})
-        and m.embedding_model = ${model} and m.embedding is not null
-      order by ${await cosineOrder(this.db, sql.ref('m.embedding'), query)}, m.seq desc
+        and m.embedding_model = ${model} and ${hasEmbedding(this.db, 'm')}
+      order by ${await cosineOrder(this.db, 'm', query)}, m.seq desc
       limit ${limit}`;
     return (await this.db.lists.all(org, rawRead(this.db.kysely, ranking))).map((r) => r.id);
   }

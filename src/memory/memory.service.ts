@@ -250,7 +250,7 @@ export class MemoryService {
     if (!this.embeddings || !texts.length) return none;
     try {
       const vectors = await this.embeddings.embed(texts, AbortSignal.timeout(30_000), 0);
-      return vectors.map((v) => ({ embedding: JSON.stringify(v), embedding_model: this.embeddings!.model }));
+      return vectors.map((v) => ({ embedding: v, embedding_model: this.embeddings!.model }));
     } catch {
       return none;
     }

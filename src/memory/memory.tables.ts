@@ -13,10 +13,13 @@ export interface MemoryTables {
     source: string;
     task_id: string | null;
     /**
-     * JSON array, read as it is by the cosine ranking in SQL (db/cosine-order.ts); null when no embedding endpoint
-     * is configured (or the call failed).
+     * The vector (db/cosine-order.ts), null when no embedding endpoint is configured (or the call failed). libsql:
+     * JSON text, which `vector_distance_cos` reads. PostgreSQL: `embedding_f4` and its `embedding_norm` (migration
+     * 0028, which added them; absent on libsql); `embedding` there only on rows written before it.
      */
     embedding: string | null;
+    embedding_f4: number[] | null;
+    embedding_norm: number | null;
     embedding_model: string | null;
     created_at: number;
     updated_at: number;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
-import { pgBigintArray, pgIntArray, pgTextArray } from '../../src/db/pg-arrays.js';
+import { pgBigintArray, pgFloat4Array, pgFloat8Array, pgIntArray, pgTextArray } from '../../src/db/pg-arrays.js';
 import { openMigratedDb } from '../support/migrated-db.js';
 
 /**
@@ -48,8 +48,20 @@ describe('binary array parameters (PostgreSQL)', () => {
     expect(ints.map((r) => r.v)).toEqual([3, null, -7, 2147483647]);
   });
 
+  it('sends float4 arrays as their nearest float4 (Math.fround) and float8 arrays exactly', async () => {
+    const values = [0.1, -1.5, 1e-30, 3.4e38, 0, 1 / 3, 0.06792002227681988, 123456789.123];
+    const read = async (param: unknown, type: 'real' | 'float8') =>
+      (await sql<{ v: number }>`select v::float8 as v from unnest(${param}::${sql.raw(type)}[]) with ordinality as x(v, o) order by o`.execute(db.kysely)).rows.map((r) => r.v);
+    expect(await read(pgFloat4Array(values), 'real')).toEqual(values.map(Math.fround));
+    expect(await read(pgFloat8Array(values), 'float8')).toEqual(values);
+    // What the text form of the same numbers gives PostgreSQL.
+    expect(await read(pgFloat4Array(values), 'real')).toEqual(await read(`{${values.join(',')}}`, 'real'));
+    expect(await read(pgFloat4Array([]), 'real')).toEqual([]);
+  });
+
   it('is refused when its element type is not the cast, not converted', async () => {
     await expect(sql`select ${pgTextArray(['1'])}::int[]`.execute(db.kysely)).rejects.toThrow(/element type/);
     await expect(sql`select ${pgIntArray([1])}::bigint[]`.execute(db.kysely)).rejects.toThrow(/element type/);
+    await expect(sql`select ${pgFloat4Array([1])}::float8[]`.execute(db.kysely)).rejects.toThrow(/element type/);
   });
 });

@@ -8,7 +8,7 @@ import { createKb, uploadFiles, waitForDocuments } from './kb-helpers.js';
 
 /**
  * The vector half of search honours an agent's `knowledge_bases[].documents` in its query too (libsql's
- * vector_distance_cos; pgvector's `<=>` or the in-process cosine on PostgreSQL): "automobile" is in no document,
+ * vector_distance_cos; pgvector's `<=>` or the cosine in SQL on PostgreSQL): "automobile" is in no document,
  * so only vectors can find anything, and sixty closer chunks of an unlisted document must not crowd out the listed one.
  */
 const GARAGE = 'The car is parked in the garage behind the house.';

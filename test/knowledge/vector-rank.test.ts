@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChunkStoreRepository } from '../../src/knowledge/chunk-store.repository.js';
 import { cosine } from '../../src/knowledge/ranking.js';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
+import { rankingCase } from '../support/vectors.js';
 
 /**
  * The vector ranking of each engine (libsql's vector_distance_cos; on PostgreSQL without pgvector, the cosine in
- * SQL) orders chunks as `cosine()` does: opposite and zero vectors included, ties by insertion order.
+ * SQL over float4 arrays) orders chunks as `cosine()` does: opposite and zero vectors included, ties by insertion order.
  */
 describe.each(TEST_DBS)('vector ranking of knowledge chunks (%s)', (kind) => {
   let t: TestApp;
@@ -41,5 +42,19 @@ describe.each(TEST_DBS)('vector ranking of knowledge chunks (%s)', (kind) => {
       .sort((a, b) => b.sim - a.sim || a.ord - b.ord)
       .map((x) => x.content);
     expect(got).toEqual(expected);
+  });
+
+  it('orders random vectors of 1,536 dimensions as cosine() does: norms apart, zero, duplicate, opposite, tiny components', async () => {
+    const store = new ChunkStoreRepository(t.c.db);
+    const { query, vectors: random } = rankingCase(7, 60, 1536);
+    await store.insert(t.c.db.kysely, t.orgA, 'kb-random', 'doc-r', random.map((embedding, ord) => ({ ord, heading: '', content: `r${ord}`, embedding })), 'toy');
+    const seqs = await store.vector(t.orgA, [{ kbId: 'kb-random', documentIds: null }], 'toy', query, 100);
+    const rows = await t.c.db.kysely.selectFrom('kb_chunks').select(['seq', 'ord']).where('kb_id', '=', 'kb-random').execute();
+    const ordOf = new Map(rows.map((r) => [Number(r.seq), r.ord]));
+    const expected = random
+      .map((v, ord) => ({ sim: cosine(query, v), ord }))
+      .sort((a, b) => b.sim - a.sim || a.ord - b.ord)
+      .map((x) => x.ord);
+    expect(seqs.map((s) => ordOf.get(s))).toEqual(expected);
   });
 });

@@ -4,10 +4,11 @@ import { cosine } from '../../src/knowledge/ranking.js';
 import { MemoryRepository, type NewMemory } from '../../src/memory/memory.repository.js';
 import { TEST_DBS } from '../support/harness.js';
 import { openMigratedDb } from '../support/migrated-db.js';
+import { rankingCase } from '../support/vectors.js';
 
 /**
  * Memory recall's vector ranking runs in the database (libsql's vector_distance_cos on the list reader thread; on
- * PostgreSQL without pgvector, the cosine in SQL) and orders memories as `cosine()` does: opposite and zero vectors
+ * PostgreSQL without pgvector, the cosine in SQL over float4 arrays) and orders memories as `cosine()` does: opposite and zero vectors
  * included, equal similarities newest first, only the agent's memories of the given owners and model, however many.
  */
 describe.each(TEST_DBS)('vector ranking of memories (%s)', (kind) => {
@@ -28,16 +29,16 @@ describe.each(TEST_DBS)('vector ranking of memories (%s)', (kind) => {
       content: `memory ${n}`,
       source: 'api',
       task_id: null,
-      embedding: v && JSON.stringify(v),
+      embedding: v,
       embedding_model: v && 'toy',
       created_at: n,
       updated_at: n,
       ...rest,
     };
   };
-  const insert = async (rows: NewMemory[]) => {
-    for (let i = 0; i < rows.length; i += 100) await db.kysely.insertInto('memories').values(rows.slice(i, i + 100)).execute();
-  };
+  const insert = (rows: NewMemory[]) => repo.transaction(async (k) => {
+    for (const row of rows) await repo.insert(row, k);
+  });
 
   beforeAll(async () => {
     ({ db, close } = await openMigratedDb(kind));
@@ -80,6 +81,17 @@ describe.each(TEST_DBS)('vector ranking of memories (%s)', (kind) => {
     expect(await repo.vector('org-a', 'agent-1', [null], 'toy', query, 50)).toEqual(expected.filter((id) => shared.includes(id)));
     // Each ranking is a list read of the organization (off the event loop on libsql).
     expect(listReads).toEqual(['org-a', 'org-a', 'org-a']);
+  });
+
+  it('orders random vectors of 1,536 dimensions as cosine() does: norms apart, zero, duplicate, opposite, tiny components', async () => {
+    const { query, vectors } = rankingCase(26, 60, 1536);
+    const rows = vectors.map((v) => memory({ agent_id: 'agent-random', user_id: null, v }));
+    await insert(rows);
+    const expected = rows
+      .map((r, i) => ({ id: r.id, sim: cosine(query, vectors[i]!), i }))
+      .sort((a, b) => b.sim - a.sim || b.i - a.i)
+      .map((x) => x.id);
+    expect(await repo.vector('org-a', 'agent-random', [null], 'toy', query, 100)).toEqual(expected);
   });
 
   it('compares every memory in scope, past 2,000 of them', async () => {
