@@ -1,18 +1,8 @@
+import { rng } from '../hostile/fuzz-gen.js';
+
 /**
  * Vectors for the tests of the vector rankings in SQL (db/cosine-order.ts): seeded, so that a failure replays.
  */
-
-/** mulberry32 */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface RankingCase {
   query: number[];
@@ -27,7 +17,7 @@ export interface RankingCase {
  * product is below float4's range: a float4 multiply in PostgreSQL fails with "value out of range: underflow").
  */
 export function rankingCase(seed: number, count: number, dims: number): RankingCase {
-  const r = prng(seed);
+  const r = rng(seed);
   const gauss = () => r() + r() + r() - 1.5;
   const vector = () => {
     const scale = 10 ** (r() * 4 - 2);
