@@ -79,7 +79,7 @@ const EnvSchema = z.object({
   AGENTRY_LLM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).default(300_000),
   AGENTRY_LLM_CALL_TIMEOUT_MS: z.coerce.number().int().min(1).default(1_800_000),
   AGENTRY_LLM_MAX_ANSWER_CHARS: z.coerce.number().int().min(1).default(4_000_000),
-  AGENTRY_RUN_TIMEOUT_MS: z.coerce.number().int().min(0).default(3_600_000),
+  AGENTRY_RUN_TIMEOUT_MS: z.coerce.number().int().min(0).default(0),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
