@@ -79,7 +79,7 @@ const EnvSchema = z.object({
   AGENTRY_LLM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).default(300_000),
   AGENTRY_LLM_CALL_TIMEOUT_MS: z.coerce.number().int().min(1).default(1_800_000),
   AGENTRY_LLM_MAX_ANSWER_CHARS: z.coerce.number().int().min(1).default(4_000_000),
-  AGENTRY_RUN_TIMEOUT_MS: z.coerce.number().int().min(0).default(0),
+  AGENTRY_RUN_TIMEOUT_MS: z.coerce.number().int().min(0).default(3_600_000),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
@@ -135,8 +135,6 @@ export interface Config {
   traceLlmIoChars: number;
   /** Bounds of one LLM call (src/llm/llm-call-limits.ts): response headers per attempt, silence, whole call, answer size. */
   llmCall: { firstByteMs: number; idleMs: number; totalMs: number; maxAnswerChars: number };
-  /** Longest a run may work, waits for a person or a child task excepted (src/tasks/run-deadline.ts); 0: no limit. */
-  runTimeoutMs: number;
   /** OpenTelemetry export over OTLP/HTTP; undefined when no endpoint is set (no tracer is built at all). */
   otel?: { tracesUrl: string; headers: Record<string, string>; serviceName: string; captureContent: boolean };
   jwt?: { issuer?: string; audience?: string; jwksUrl: string; orgClaim: string; roleClaim: string; defaultRole: 'admin' | 'member' | 'read-only' };
@@ -144,8 +142,11 @@ export interface Config {
   oidcPreAuth?: { issuer: string; jwksUrl?: string };
   /** Token buckets (src/auth/rate-limiter.ts): per API key and per public webhook URL; perSecond 0 turns one off. */
   rateLimits: { key: { perSecond: number; burst: number }; webhook: { perSecond: number; burst: number }; lease: number };
-  /** maxPausedRuns: runs paused for approval that lend their worker slot (SlotLedger.parkForApproval). */
-  worker: { concurrency: number; maxPausedRuns: number; leaseMs: number; schedulerPollMs: number };
+  /**
+   * maxPausedRuns: runs paused for approval that lend their worker slot (SlotLedger.parkForApproval). runTimeoutMs:
+   * longest a run may work, waits for a person or a child task excepted (src/tasks/run-deadline.ts); 0: no limit.
+   */
+  worker: { concurrency: number; maxPausedRuns: number; leaseMs: number; schedulerPollMs: number; runTimeoutMs: number };
   syncTimeoutMs: number;
   schemaNodeBudget: number;
   /** Upload limits; `maxFilesPerRequest` is checked while a multipart body streams in. */
@@ -226,7 +227,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       totalMs: e.AGENTRY_LLM_CALL_TIMEOUT_MS,
       maxAnswerChars: e.AGENTRY_LLM_MAX_ANSWER_CHARS,
     },
-    runTimeoutMs: e.AGENTRY_RUN_TIMEOUT_MS,
     otel: otelConfig(e),
     jwt: e.AGENTRY_JWT_JWKS_URL
       ? {
@@ -244,7 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       webhook: { perSecond: e.AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND, burst: e.AGENTRY_RATE_LIMIT_WEBHOOK_BURST },
       lease: e.AGENTRY_RATE_LIMIT_LEASE,
     },
-    worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, maxPausedRuns: e.AGENTRY_MAX_PAUSED_RUNS, leaseMs: e.AGENTRY_TASK_LEASE_MS, schedulerPollMs: e.AGENTRY_SCHEDULER_POLL_MS },
+    worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, maxPausedRuns: e.AGENTRY_MAX_PAUSED_RUNS, leaseMs: e.AGENTRY_TASK_LEASE_MS, schedulerPollMs: e.AGENTRY_SCHEDULER_POLL_MS, runTimeoutMs: e.AGENTRY_RUN_TIMEOUT_MS },
     syncTimeoutMs: e.AGENTRY_SYNC_TIMEOUT_MS,
     schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,
     files: { maxFileBytes: e.AGENTRY_MAX_FILE_BYTES, maxRequestBytes: e.AGENTRY_MAX_REQUEST_BYTES, maxFilesPerRequest: e.AGENTRY_MAX_FILES_PER_REQUEST },

@@ -10,7 +10,6 @@ import { SecretsRepository } from './secrets/secrets.repository.js';
 import { SecretsService } from './secrets/secrets.service.js';
 import { createRuntime, type Runtime } from './runtime/runtime.js';
 import type { TaskRunner } from './runtime/task-runner.js';
-import { RunDeadlineRunner } from './tasks/run-deadline.js';
 import { createConnectorsModule } from './connectors/connectors.module.js';
 import type { ConnectorsService } from './connectors/connectors.service.js';
 import type { OperationInvoker } from './connectors/invoke/operation-invoker.js';
@@ -165,12 +164,12 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
   const tasksModule = createTasksModule({
     ...base,
     agents,
-    // Inside the observer, so a run stopped by its deadline is seen as the error it ends in.
-    runner: observability.observe(new RunDeadlineRunner(opts.taskRunner ?? runtime.runner, config.runTimeoutMs)),
+    runner: observability.observe(opts.taskRunner ?? runtime.runner),
     notifier: notifications.outbox,
     preAuth: access.preAuth,
     checkOutputSchema,
     onTasksExpired: metrics ? (n) => metrics.tasksExpired(n) : undefined,
+    onRunTimedOut: metrics ? () => metrics.runTimedOut() : undefined,
     // A deleted task's uploads leave the blob store once its delete has committed.
     removeBlobs: (released) => files.disposal.removeBlobs(released),
   });

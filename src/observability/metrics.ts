@@ -41,6 +41,7 @@ export class Metrics {
   private readonly toolDuration: IndexedHistogram;
   private readonly webhookCalls: IndexedCounter;
   private readonly tasksExpiredTotal: Counter;
+  private readonly runsTimedOutTotal: Counter;
   private readonly fileBlobDeletesFailedTotal: Counter;
   private readonly filesOrphanedTotal: Counter;
 
@@ -65,6 +66,7 @@ export class Metrics {
     this.toolDuration = new IndexedHistogram({ name: 'agentry_tool_call_duration_seconds', help: 'Tool call duration by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers: [r] });
     this.webhookCalls = new IndexedCounter({ name: 'agentry_webhook_calls_total', help: 'Webhook invocations received, by form (public, key) and status', labelNames: ['form', 'status'], registers: [r] });
     // Unlabelled and off the request path (a few increments per sweep): prom-client's own counter.
+    this.runsTimedOutTotal = new Counter({ name: 'agentry_runs_timed_out_total', help: 'Runs stopped by their deadline (AGENTRY_RUN_TIMEOUT_MS); their tasks end in error', registers: [r] });
     this.tasksExpiredTotal = new Counter({ name: 'agentry_tasks_expired_total', help: 'Finished tasks deleted by the retention sweep (AGENTRY_TASK_RETENTION_DAYS)', registers: [r] });
     this.fileBlobDeletesFailedTotal = new Counter({
       name: 'agentry_file_blob_deletes_failed_total',
@@ -156,6 +158,10 @@ export class Metrics {
   }
 
   /** Tasks the retention sweep of this process deleted. */
+  runTimedOut(): void {
+    this.runsTimedOutTotal.inc();
+  }
+
   tasksExpired(count: number): void {
     this.tasksExpiredTotal.inc(count);
   }

@@ -1,6 +1,7 @@
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { WakeableLoop } from '../lib/wakeable-loop.js';
+import { pastDeadline } from './run-deadline.js';
 import { executionKey, type SlotLedger } from './slot-ledger.js';
 import { abortExecution } from './task-execution.js';
 import type { TaskQueueRepository } from './task-queue.repository.js';
@@ -19,8 +20,9 @@ export interface RunSupervisorDeps {
 const CONTROL_MS = 250;
 
 /**
- * Heartbeats, stop detection and approval decisions for the tasks this worker holds (the runs in `slots`): a run
- * whose task was stopped or taken over is aborted, a decided approval is handed to the run that waits for it.
+ * Heartbeats, stop detection, deadlines and approval decisions for the tasks this worker holds (the runs in
+ * `slots`): a run whose task was stopped or taken over, or that worked past its deadline (run-deadline.ts), is
+ * aborted; a decided approval is handed to the run that waits for it.
  */
 export class RunSupervisor {
   private readonly loop = new WakeableLoop({
@@ -53,6 +55,9 @@ export class RunSupervisor {
     // commit (LocalSlots) returns while the read is in flight, may be missing from its answer. Taking the latter for
     // lost aborted healthy runs under load on PostgreSQL and left their tasks to wait out the lease (30 s).
     const checked = this.d.slots.executions().filter((e) => !e.unrecorded);
+    // Deadlines first: they need no read, and a slow database must not let runs overstay.
+    const started = this.d.clock.now();
+    for (const e of checked) if (!e.abort.signal.aborted && !e.settling && pastDeadline(e.work, started)) abortExecution(e, 'timeout', this.d.log);
     const owned = new Map((await this.d.queue.owned(this.d.owner)).map((r) => [executionKey(r.organization_id, r.id), r]));
     const now = this.d.clock.now();
     for (const e of checked) {

@@ -3,6 +3,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Lease, TaskQueueRepository, TraceEvent } from './task-queue.repository.js';
 import type { TaskSignals } from './task-signals.js';
 import type { TaskEvent } from './task.types.js';
+import type { WorkClock } from './run-deadline.js';
 
 /**
  * One run as the worker holds it (task.worker.ts, in its SlotLedger), and the writing of its trace. The worker
@@ -10,13 +11,17 @@ import type { TaskEvent } from './task.types.js';
  * OutcomeRecorder (task-outcome-recorder.ts) records how they end.
  */
 
-/** `unrecorded`: the run started beside its submission's commit (LocalSlots), and the commit failed. */
-export type AbortReason = 'lost' | 'shutdown' | 'unrecorded';
+/**
+ * `unrecorded`: the run started beside its submission's commit (LocalSlots), and the commit failed. `timeout`: the
+ * run worked past its deadline (run-deadline.ts); unlike the others, its task still ends here, in `error`.
+ */
+export type AbortReason = 'lost' | 'shutdown' | 'unrecorded' | 'timeout';
 /** What the run's abort signal says, by reason. */
 const ABORT_MESSAGES: Record<AbortReason, string> = {
   lost: 'The task was stopped or taken over',
   shutdown: 'The worker is shutting down',
   unrecorded: 'The task could not be recorded',
+  timeout: 'The run exceeded its time limit (AGENTRY_RUN_TIMEOUT_MS)',
 };
 
 export interface Execution {
@@ -24,6 +29,8 @@ export interface Execution {
   abort: AbortController;
   reason?: AbortReason;
   lastBeat: number;
+  /** The run's working time and deadline, checked by the RunSupervisor. */
+  work: WorkClock;
   approval?: (approved: boolean) => void;
   /** The run returned and its outcome is being written: the lease is about to be released on purpose. */
   settling: boolean;
@@ -49,6 +56,7 @@ export interface Execution {
 export function abortExecution(e: Execution, reason: AbortReason, log: Logger): void {
   if (e.abort.signal.aborted) return;
   if (reason === 'lost') log.warn({ task_id: e.lease.taskId, fence: e.lease.fence }, 'task was stopped or taken over; aborting its run');
+  if (reason === 'timeout') log.warn({ task_id: e.lease.taskId }, 'run exceeded its time limit (AGENTRY_RUN_TIMEOUT_MS); aborting it');
   e.reason = reason;
   e.abort.abort(new Error(ABORT_MESSAGES[reason]));
   e.approval?.(false);

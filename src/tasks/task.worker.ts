@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { SecretBox } from '../lib/secret-box.js';
-import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
+import { RunAbortedError, type RunOutcome, type RunRequest, type TaskRunner } from '../runtime/task-runner.js';
 import type { RunnableAgent, TaskAgentDirectory } from './task-agents.js';
 import type { Lease, TaskQueueRepository } from './task-queue.repository.js';
 import { presentMessage, presentTask } from './task.presenter.js';
@@ -20,6 +20,7 @@ import { historyHorizon } from '../runtime/history-context.js';
 import { SlotLedger } from './slot-ledger.js';
 import { TaskClaimer } from './task-claimer.js';
 import { RunSupervisor } from './run-supervisor.js';
+import { deadlineMessage, notCounted, startWorkClock } from './run-deadline.js';
 
 export interface TaskWorkerDeps {
   queue: TaskQueueRepository;
@@ -35,6 +36,10 @@ export interface TaskWorkerDeps {
   /** Runs paused for approval that lend their slot (AGENTRY_MAX_PAUSED_RUNS). */
   maxPausedRuns: number;
   leaseMs: number;
+  /** Longest a run may work, waits for a person or a child task excepted (run-deadline.ts); 0: no limit. */
+  runTimeoutMs: number;
+  /** Counts the runs stopped by their deadline (/metrics). */
+  onRunTimedOut?: () => void;
   /** Plans the notifications of a task end, committed with its final status (docs/notifications.md). */
   notifier?: TaskEndNotifier;
 }
@@ -143,7 +148,8 @@ export class TaskWorker implements Startable, LocalSlots {
   /** Runs a claimed task; `committed` when it was started beside its submission's commit (see reserve). */
   private launch(row: TaskRow, committed?: Promise<boolean>): void {
     const lease: Lease = { organizationId: row.organization_id, taskId: row.id, fence: Number(row.fence) };
-    const e = { lease, abort: new AbortController(), lastBeat: this.d.clock.now(), settling: false, buffered: [], bufferedStatusChange: false } as unknown as Execution;
+    const now = this.d.clock.now();
+    const e = { lease, abort: new AbortController(), lastBeat: now, work: startWorkClock(now, this.d.runTimeoutMs), settling: false, buffered: [], bufferedStatusChange: false } as unknown as Execution;
     e.unrecorded = committed !== undefined;
     e.recorded = committed
       ? committed.then((ok) => {
@@ -192,25 +198,34 @@ export class TaskWorker implements Startable, LocalSlots {
           this.trace.emit(e, type, data);
           return e.recorded;
         },
-        requestApproval: (r) => this.requestApproval(e, r),
-        parkWhile: (waiting) => this.slots.parkWhile(waiting),
+        // Waits for a person or a child task do not count against the run's deadline (run-deadline.ts).
+        requestApproval: (r) => notCounted(e.work, this.now, this.requestApproval(e, r)),
+        parkWhile: (waiting) => notCounted(e.work, this.now, this.slots.parkWhile(waiting)),
         run: Number(row.run),
         checkpoint: () => this.trace.flush(e),
       };
       outcome = await Promise.race([this.d.runner.run(req), rejectAfterAbort(e.abort.signal, ABORT_GRACE_MS)]);
     } catch (err) {
-      if (e.abort.signal.aborted) return this.outcomes.afterAbort(e);
-      if (isAppError(err) && err.code === 'not_found') outcome = failure('error', err.message);
+      // A run stopped by its deadline that gave up with what it had spent (RunAbortedError), or did not return in time.
+      if (e.reason === 'timeout') outcome = err instanceof RunAbortedError ? { ...failure('error', ''), tokens: err.tokens, messages: err.messages } : failure('error', '');
+      else if (e.abort.signal.aborted) return this.outcomes.afterAbort(e);
+      else if (isAppError(err) && err.code === 'not_found') outcome = failure('error', err.message);
       else {
         // A child logger is made only here: built per run, pino's redaction of its bindings was ~0.5% of a run's CPU.
         this.d.log.child({ task_id: row.id, attempt: row.execution_attempts }).error({ err }, 'task runner threw');
         outcome = failure('error', 'The task failed because of an internal error');
       }
     }
-    if (e.abort.signal.aborted) return this.outcomes.afterAbort(e);
+    if (e.reason === 'timeout') {
+      // A run that finished anyway keeps its answer; one that turned the abort into a failure of its own ends with the deadline's.
+      if (outcome.status !== 'completed') outcome = { ...outcome, status: 'error', result: deadlineMessage(this.d.runTimeoutMs) };
+      this.d.onRunTimedOut?.();
+    } else if (e.abort.signal.aborted) return this.outcomes.afterAbort(e);
     e.settling = true;
     await this.outcomes.record(e, row, outcome, agent);
   }
+
+  private readonly now = () => this.d.clock.now();
 
   /** Pauses the task until a person decides; a stop (or lost lease) meanwhile counts as a rejection. */
   private async requestApproval(e: Execution, r: { tool: string; arguments: Record<string, unknown> }): Promise<boolean> {

@@ -60,6 +60,8 @@ export function createTasksModule(d: {
   preAuth?: InvocationPreAuth;
   /** Refuses an invocation's output_schema the run could not enforce (lib/schema-checker.ts). */
   checkOutputSchema?: OutputSchemaCheck;
+  /** Counts the runs stopped by their deadline (/metrics). */
+  onRunTimedOut?: () => void;
   /** Counts the tasks the retention sweep deleted (/metrics). */
   onTasksExpired?: (count: number) => void;
   /** Removes the blobs of uploads deleted with tasks, after the commit (src/files/file-disposal.ts). */
@@ -83,6 +85,8 @@ export function createTasksModule(d: {
     concurrency: d.config.worker.concurrency,
     maxPausedRuns: d.config.worker.maxPausedRuns,
     leaseMs: d.config.worker.leaseMs,
+    runTimeoutMs: d.config.worker.runTimeoutMs,
+    onRunTimedOut: d.onRunTimedOut,
     notifier: d.notifier,
   });
   // The worker takes awaited submissions straight from submission while it runs (a worker role in this process),

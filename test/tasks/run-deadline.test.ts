@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { RunAbortedError } from '../../src/runtime/task-runner.js';
 import type { Task, TaskEvent } from '../../src/tasks/task.types.js';
 import { TEST_DBS } from '../support/harness.js';
@@ -7,7 +8,10 @@ import { aborted, createTasksApp, ScriptedRunner, type TasksApp } from './tasks-
 const LLM = { model_provider: 'openai', llm_credentials: { name: 'k', value: 'sk-x' }, should_stage_before_publish: false };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** AGENTRY_RUN_TIMEOUT_MS (src/tasks/run-deadline.ts): a run past it ends in error and frees its slot; waits for a person or a child do not count. */
+/**
+ * AGENTRY_RUN_TIMEOUT_MS (src/tasks/run-deadline.ts, checked by the RunSupervisor's control loop): a run past it ends
+ * in error and frees its slot; waits for a person or a child do not count.
+ */
 describe.each(TEST_DBS)('run deadline (%s)', (kind) => {
   let t: TasksApp;
   const runner = new ScriptedRunner();
@@ -40,6 +44,16 @@ describe.each(TEST_DBS)('run deadline (%s)', (kind) => {
     expect(events.at(-1)).toMatchObject({ type: 'task_finished', data: { status: 'error', result: done.result } });
     const next = await t.req('POST', `/v1/agents/${agentId}/invoke`, { input: { text: 'after' } });
     expect(next.json()).toMatchObject({ status: 'completed', result: 'next one ran' });
+    expect((await t.app.inject({ method: 'GET', url: '/metrics' })).body).toMatch(/^agentry_runs_timed_out_total 1$/m);
+  });
+
+  it('lets a run that finishes anyway after its deadline keep its answer', async () => {
+    runner.handler = async (req) => {
+      await aborted(req.signal);
+      return { result: 'done just in time' };
+    };
+    const done = await t.waitTask((await invokeAsync('late')).id, (x) => x.status !== 'pending' && x.status !== 'executing', 10_000);
+    expect(done).toMatchObject({ status: 'completed', result: 'done just in time' });
   });
 
   it('frees the slot of a run that ignores its abort once the grace period has passed', async () => {
@@ -90,5 +104,14 @@ describe.each(TEST_DBS)('run deadline (%s)', (kind) => {
     expect(done.result).toContain('AGENTRY_RUN_TIMEOUT_MS');
     expect(parkedFor).toBeGreaterThanOrEqual(1_400);
     expect(abortedAfterMs).toBeGreaterThan(300);
+  });
+});
+
+describe('AGENTRY_RUN_TIMEOUT_MS', () => {
+  const base = { AGENTRY_DATA_DIR: '/nonexistent' };
+  it('is one hour unless set; 0 turns it off', () => {
+    expect(loadConfig(base).worker.runTimeoutMs).toBe(3_600_000);
+    expect(loadConfig({ ...base, AGENTRY_RUN_TIMEOUT_MS: '0' }).worker.runTimeoutMs).toBe(0);
+    expect(() => loadConfig({ ...base, AGENTRY_RUN_TIMEOUT_MS: '-1' })).toThrow(/AGENTRY_RUN_TIMEOUT_MS/);
   });
 });

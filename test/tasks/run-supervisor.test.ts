@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { createLogger } from '../../src/lib/logger.js';
+import { notCounted, startWorkClock } from '../../src/tasks/run-deadline.js';
 import { RunSupervisor } from '../../src/tasks/run-supervisor.js';
 import { SlotLedger } from '../../src/tasks/slot-ledger.js';
 import type { Execution } from '../../src/tasks/task-execution.js';
@@ -38,8 +39,16 @@ describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
     started_at: now,
   });
 
-  const execution = (id: string, unrecorded: boolean, lastBeat: number): Execution =>
-    ({ lease: { organizationId: 'org', taskId: id, fence: 1 }, abort: new AbortController(), lastBeat, settling: false, unrecorded, buffered: [] }) as unknown as Execution;
+  const execution = (id: string, unrecorded: boolean, lastBeat: number, runTimeoutMs = 0): Execution =>
+    ({
+      lease: { organizationId: 'org', taskId: id, fence: 1 },
+      abort: new AbortController(),
+      lastBeat,
+      work: startWorkClock(lastBeat, runTimeoutMs),
+      settling: false,
+      unrecorded,
+      buffered: [],
+    }) as unknown as Execution;
 
   /** A supervisor whose reads of the worker's tasks can have something happen while they are in flight. */
   function supervisor(slots: SlotLedger, duringRead: () => Promise<void>, now: () => number) {
@@ -88,5 +97,47 @@ describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
     await supervisor(slots, async () => {}, () => t0).control();
     expect(e.abort.signal.aborted).toBe(true);
     expect(e.reason).toBe('lost');
+  });
+
+  it('stops a run past its deadline before reading the database, so a slow read cannot let it overstay', async () => {
+    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, slotFreed: () => {} });
+    const t0 = Date.now();
+    await db.kysely.insertInto('tasks').values(claimedRow('overdue', t0) as never).execute();
+    const e = execution('overdue', false, t0, 1_000);
+    slots.add(e);
+    let clock = t0 + 999;
+    let seenDuringRead: boolean | undefined;
+    const s = supervisor(slots, async () => void (seenDuringRead = e.abort.signal.aborted), () => clock);
+    await s.control();
+    expect(e.abort.signal.aborted).toBe(false);
+    clock = t0 + 1_000;
+    await s.control();
+    expect(seenDuringRead).toBe(true);
+    expect(e.reason).toBe('timeout');
+  });
+
+  it('does not count the time a run waits, and counts again once the wait is over', async () => {
+    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, slotFreed: () => {} });
+    const t0 = Date.now();
+    await db.kysely.insertInto('tasks').values(claimedRow('waiting', t0) as never).execute();
+    const e = execution('waiting', false, t0, 1_000);
+    slots.add(e);
+    let clock = t0 + 400;
+    const s = supervisor(slots, async () => {}, () => clock);
+    let release!: () => void;
+    const waited = notCounted(e.work, () => clock, new Promise<void>((r) => (release = r)));
+    // Long past the deadline while waiting: not stopped.
+    clock = t0 + 5_000;
+    await s.control();
+    expect(e.abort.signal.aborted).toBe(false);
+    release();
+    await waited;
+    // 400 ms worked before the wait: 600 ms are left after it.
+    clock = t0 + 5_599;
+    await s.control();
+    expect(e.abort.signal.aborted).toBe(false);
+    clock = t0 + 5_600;
+    await s.control();
+    expect(e.reason).toBe('timeout');
   });
 });
