@@ -44,8 +44,9 @@ describe('extraction host fair sharing', () => {
     const small = await pool.extract('org-b', job('small.txt', 'txt', Buffer.from('hello from org b')));
     order.push('b');
     expect(small).toMatchObject({ ok: true, text: 'hello from org b' });
-    // One of A's files was running and at most one more started ahead of B's: two deadlines, not six.
-    expect(Date.now() - queued).toBeLessThan(2 * DEADLINE_MS + 1_500);
+    // One of A's files was running and at most one more started ahead of B's: two deadlines (and two child restarts,
+    // slow on a loaded machine), not six deadlines and six restarts.
+    expect(Date.now() - queued).toBeLessThan(5_500);
     expect(order.indexOf('b')).toBeLessThanOrEqual(2);
 
     const results = await Promise.all(flood);
