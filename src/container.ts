@@ -172,6 +172,8 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     onRunTimedOut: metrics ? () => metrics.runTimedOut() : undefined,
     // A deleted task's uploads leave the blob store once its delete has committed.
     removeBlobs: (released) => files.disposal.removeBlobs(released),
+    // Read at run time: the memory module (below) registers the summaries' store on the runtime's hooks.
+    summaryCoverage: async (org, taskId) => (await runtime.hooks.summaries?.get(org, taskId))?.coveredRun,
   });
   const tasks = tasksModule.tasks;
   const webhooks = createWebhooksModule({ ...base, agents, auth: access.auth, files: files.files, tasks, rateLimits: access.rateLimits, syncTimeoutMs: config.syncTimeoutMs });

@@ -13,7 +13,11 @@ import { REDACTED, type SecretBox } from '../lib/secret-box.js';
  * endpoint or gateway, whose credential headers have names no pattern foresees (issue 20 found them in clear).
  * Writing "********" back (a configuration read and sent again) keeps the stored value; "********" where nothing is
  * stored is refused (422): sealing the placeholder would store a credential that fails every call. A header left out
- * of a PATCH is dropped, as the map is replaced whole.
+ * of a PATCH is dropped, as the map is replaced whole. The stored value behind a "********" is looked up in the same
+ * element: a `tools` entry or `graph` item is matched to the stored one by what it is (its kind and what it points
+ * at: an inline MCP server's url and name), not by its position, so a reordered or shortened list never hands one
+ * server's key to another, and a changed url never takes the stored key along. An inline MCP item seals every header
+ * value (mcp-graph.ts), so all of them are write-only here too.
  */
 
 const SECRET_KEYS: ReadonlySet<string> = new Set([
@@ -36,6 +40,31 @@ const HEADER_MAPS: ReadonlySet<string> = new Set(['headers', 'custom_headers', '
 const SECRET_HEADER = /auth|key|token|secret|cookie|password|signature|credential/i;
 
 type Path = (string | number)[];
+
+/** What a `tools` entry or `graph` item is, to find its stored counterpart (undefined: not an entry, matched by position). */
+const IDENTITY: Readonly<Record<string, (v: unknown) => string | undefined>> = {
+  tools: (v) => {
+    const e = asJson(v);
+    if (!e || typeof e.type !== 'string') return undefined;
+    return JSON.stringify([e.type, e.mcp_id, e.url, e.name, e.connection_id, e.custom_function_id, e.agent_id, e.workflow_id, e.skill_name]);
+  },
+  graph: (v) => {
+    const g = asJson(v);
+    return g && typeof g.type === 'string' && typeof g.item_id === 'string' ? JSON.stringify([g.type, g.sub_type ?? null, g.item_id]) : undefined;
+  },
+};
+
+function asJson(v: unknown): Json | undefined {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined;
+}
+
+/** The stored counterpart of `value`, the element `i` of an array at `path`. */
+function previousElement(value: unknown, prev: unknown, i: number, path: Path): unknown {
+  if (!Array.isArray(prev)) return undefined;
+  const identity = path.length === 1 ? IDENTITY[String(path[0])] : undefined;
+  const key = identity?.(value);
+  return key === undefined ? prev[i] : prev.find((p) => identity!(p) === key);
+}
 
 /** A secret as stored: the previous sealed value for "********", else the value sealed. */
 function sealOne(v: string, prev: unknown, box: SecretBox, path: Path): unknown {
@@ -64,7 +93,7 @@ export function isSealed(v: unknown): v is Sealed {
 type Json = Record<string, unknown>;
 
 function sealDeep(value: unknown, prev: unknown, box: SecretBox, keys: ReadonlySet<string>, path: Path): unknown {
-  if (Array.isArray(value)) return value.map((v, i) => sealDeep(v, Array.isArray(prev) ? prev[i] : undefined, box, keys, [...path, i]));
+  if (Array.isArray(value)) return value.map((v, i) => sealDeep(v, previousElement(v, prev, i, path), box, keys, [...path, i]));
   if (!value || typeof value !== 'object' || isSealed(value)) return value;
   const out: Json = {};
   const p = prev && typeof prev === 'object' && !Array.isArray(prev) ? (prev as Json) : undefined;
@@ -72,7 +101,7 @@ function sealDeep(value: unknown, prev: unknown, box: SecretBox, keys: ReadonlyS
     if (keys.has(k.toLowerCase()) && typeof v === 'string') {
       out[k] = sealOne(v, p?.[k], box, [...path, k]);
     } else if (HEADER_MAPS.has(k) && v && typeof v === 'object' && !Array.isArray(v)) {
-      out[k] = sealHeaderMap(v as Json, p?.[k] as Json | undefined, box, [...path, k]);
+      out[k] = sealHeaderMap(v as Json, p?.[k] as Json | undefined, box, [...path, k], path[path.length - 1] === 'mcp_settings');
     } else out[k] = sealDeep(v, p?.[k], box, keys, [...path, k]);
   }
   return out;

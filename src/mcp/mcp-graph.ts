@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SecretBox } from '../lib/secret-box.js';
+import { REDACTED, type SecretBox } from '../lib/secret-box.js';
 import type { GraphItem } from '../tools/tool-kinds.js';
 import { MCP_AUTH_TYPES, MCP_TRANSPORTS, type McpAuthType, type McpServerSettings, type McpTransport } from './mcp.types.js';
 
@@ -7,7 +7,9 @@ import { MCP_AUTH_TYPES, MCP_TRANSPORTS, type McpAuthType, type McpServerSetting
  * Graph items of type `mcp` (spec 2.4): `settings.mcp_settings` carries url, transport, auth_type, name and
  * allowed_tools. Registry servers add `mcp_id` (the runtime reads the registry's current url and credentials, so a
  * rotated key applies at once); inline servers carry their own settings, their secrets as `{"$sealed": ...}` values
- * (the agents domain's sealed form: shown as "********", opened for the runtime).
+ * (the agents domain's sealed form: shown as "********", opened for the runtime). A "********" sent back (an entry
+ * read and written again) stays "********" here: sealing it would store the placeholder as the key; the agents
+ * domain puts the stored secret of the same item in its place, or refuses it (agent-secrets.ts).
  */
 
 export interface McpEntry {
@@ -67,7 +69,8 @@ export function registryMcpItem(mcpId: string, s: McpServerSettings, allowedTool
 export function inlineMcpItem(entry: McpEntry & { url: string }, box: SecretBox): GraphItem {
   const name = entry.name?.trim() || defaultMcpName(entry.url);
   const id = inlineMcpItemId(entry.url, name);
-  const sealed = (v: string | undefined) => (v ? { $sealed: box.seal(v) } : null);
+  const seal = (v: string) => (v === REDACTED ? REDACTED : { $sealed: box.seal(v) });
+  const sealed = (v: string | undefined) => (v ? seal(v) : null);
   return {
     id,
     item_id: id,
@@ -87,7 +90,7 @@ export function inlineMcpItem(entry: McpEntry & { url: string }, box: SecretBox)
         client_secret: sealed(entry.client_secret),
         additional_scopes: entry.additional_scopes ?? [],
         share_user_token_across_other_agents: entry.share_user_token_across_other_agents ?? true,
-        headers: Object.fromEntries(Object.entries(entry.headers ?? {}).map(([k, v]) => [k, { $sealed: box.seal(v) }])),
+        headers: Object.fromEntries(Object.entries(entry.headers ?? {}).map(([k, v]) => [k, seal(v)])),
       },
     },
     is_first: false,

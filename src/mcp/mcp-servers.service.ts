@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import type { SecretBox } from '../lib/secret-box.js';
+import { REDACTED, type SecretBox } from '../lib/secret-box.js';
 import type { McpServerCreate, McpServerPatch } from './mcp.schemas.js';
 import type { McpServerSettings } from './mcp.types.js';
 import type { McpServerRecord, McpServersRepository, StoredMcpServer } from './mcp-servers.repository.js';
@@ -9,7 +9,8 @@ import type { McpServerRecord, McpServersRepository, StoredMcpServer } from './m
 /**
  * The MCP server registry (`/v1/mcp_servers`) that `mcp` tool entries reference by `mcp_id`.
  * Secrets (api_key, client_secret, header values) are sealed before they reach the repository and are opened only
- * for a connection (settings()).
+ * for a connection (settings()). They read back as "********"; that placeholder written back (a server read and sent
+ * again) keeps the stored value, and where nothing is stored it is refused (422) rather than sealed as the key.
  */
 export class McpServersService {
   constructor(
@@ -30,12 +31,12 @@ export class McpServersService {
       url: input.url,
       transport: input.transport,
       authType: input.auth_type,
-      apiKeySealed: this.sealOrNull(input.api_key),
+      apiKeySealed: this.sealOrNull(input.api_key, null, ['body', 'api_key']),
       clientId: input.client_id ?? null,
-      clientSecretSealed: this.sealOrNull(input.client_secret),
+      clientSecretSealed: this.sealOrNull(input.client_secret, null, ['body', 'client_secret']),
       additionalScopes: input.additional_scopes,
       shareUserTokenAcrossOtherAgents: input.share_user_token_across_other_agents,
-      headersSealed: this.sealHeaders(input.headers),
+      headersSealed: this.sealHeaders(input.headers, {}),
       allowedTools: input.allowed_tools ?? null,
       createdAt: now,
       updatedAt: now,
@@ -62,12 +63,12 @@ export class McpServersService {
       url: patch.url ?? cur.url,
       transport: patch.transport ?? cur.transport,
       authType: patch.auth_type ?? cur.authType,
-      apiKeySealed: patch.api_key === undefined ? cur.apiKeySealed : this.sealOrNull(patch.api_key),
+      apiKeySealed: patch.api_key === undefined ? cur.apiKeySealed : this.sealOrNull(patch.api_key, cur.apiKeySealed, ['body', 'api_key']),
       clientId: patch.client_id === undefined ? cur.clientId : patch.client_id,
-      clientSecretSealed: patch.client_secret === undefined ? cur.clientSecretSealed : this.sealOrNull(patch.client_secret),
+      clientSecretSealed: patch.client_secret === undefined ? cur.clientSecretSealed : this.sealOrNull(patch.client_secret, cur.clientSecretSealed, ['body', 'client_secret']),
       additionalScopes: patch.additional_scopes ?? cur.additionalScopes,
       shareUserTokenAcrossOtherAgents: patch.share_user_token_across_other_agents ?? cur.shareUserTokenAcrossOtherAgents,
-      headersSealed: patch.headers === undefined ? cur.headersSealed : this.sealHeaders(patch.headers),
+      headersSealed: patch.headers === undefined ? cur.headersSealed : this.sealHeaders(patch.headers, this.openHeaders(cur.headersSealed)),
       allowedTools: patch.allowed_tools === undefined ? cur.allowedTools : patch.allowed_tools,
       updatedAt: this.clock.now(),
     };
@@ -114,18 +115,31 @@ export class McpServersService {
     return { ...rest, hasApiKey: apiKeySealed !== null, hasClientSecret: clientSecretSealed !== null, headerNames: Object.keys(this.openHeaders(headersSealed)) };
   }
 
-  private sealOrNull(v: string | null | undefined): string | null {
-    return v === null || v === undefined || v === '' ? null : this.box.seal(v);
+  /** `stored`: the sealed value "********" stands for. */
+  private sealOrNull(v: string | null | undefined, stored: string | null, loc: (string | number)[]): string | null {
+    if (v === null || v === undefined || v === '') return null;
+    if (v !== REDACTED) return this.box.seal(v);
+    if (stored) return stored;
+    throw AppError.invalid(loc, placeholderMessage);
   }
 
-  private sealHeaders(h: Record<string, string>): string | null {
-    return Object.keys(h).length ? this.box.sealJson(h) : null;
+  /** `stored`: the current header values, which a "********" value stands for. */
+  private sealHeaders(h: Record<string, string>, stored: Record<string, string>): string | null {
+    const out: Record<string, string> = {};
+    for (const [name, v] of Object.entries(h)) {
+      if (v !== REDACTED) out[name] = v;
+      else if (stored[name] !== undefined) out[name] = stored[name];
+      else throw AppError.invalid(['body', 'headers', name], placeholderMessage);
+    }
+    return Object.keys(out).length ? this.box.sealJson(out) : null;
   }
 
   private openHeaders(sealed: string | null): Record<string, string> {
     return sealed ? this.box.openJson<Record<string, string>>(sealed) : {};
   }
 }
+
+const placeholderMessage = `"${REDACTED}" stands for a stored secret, and none is stored here: send the real value`;
 
 /** An api_key server without a key could never connect: refuse it where it is configured. */
 export function checkAuth(authType: string, apiKey: string | null, loc: (string | number)[]): void {

@@ -59,7 +59,7 @@ export class AgentRunner implements TaskRunner {
   private async runOnce(req: RunRequest): Promise<RunOutcome> {
     const { task, agent, extras } = req;
     const now = () => this.deps.clock.now();
-    // The worker gives the run's number: its history holds only the runs this agent replays (historyHorizon).
+    // The worker gives the run's number: its history holds only the runs this agent reads (src/tasks/thread-history.ts).
     const runNumber = req.run ?? nextRunNumber(req.history);
     const userText = buildUserMessage(task.input, false);
     const state: RunState = {

@@ -45,13 +45,30 @@ export function historySettings(agent: Pick<AgentConfig, 'agno_settings'>, numHi
 
 /**
  * How many of a thread's latest runs a run of this agent reads: `num_history_runs` (0 when `session_storage` is off),
- * or every run when session summaries are on (the stored summary may not cover the older runs yet; which ones it
- * lacks is known only from the summary). The worker loads no more than this, so a long-lived thread does not make
+ * or, when session summaries are on, `summarised` with the runs replayed: which older runs are read then depends on
+ * the stored summary (summaryReadFrom). The worker loads no more than this, so a long-lived thread does not make
  * every run read its whole past.
  */
-export function historyHorizon(agent: Pick<AgentConfig, 'agno_settings' | 'task_level_strategies'>): number | 'all' {
+export function historyHorizon(agent: Pick<AgentConfig, 'agno_settings' | 'task_level_strategies'>): number | { summarised: number } {
   const settings = historySettings(agent, runLimits(agent).numHistoryRuns);
-  return settings.sessionSummaries ? 'all' : Math.max(0, settings.numHistoryRuns);
+  const replayed = Math.max(0, settings.numHistoryRuns);
+  return settings.sessionSummaries ? { summarised: replayed } : replayed;
+}
+
+/**
+ * With session summaries on, the first run that run `run` reads when the stored summary covers the runs up to
+ * `coveredRun` (undefined: no summary yet, every run is read). buildHistoryContext needs the replayed runs, the older
+ * runs the summary lacks, and one older run at least (it stands for the runs before it, which the stored summary
+ * covers, and names the last run the summary must cover). So: the last covered run, or the run just before the
+ * replayed ones when the summary covers more. Reading from there gives the same prompt as reading every run, at a
+ * cost that does not grow with the thread: once summarised, the older runs are read again only when the summary
+ * falls behind. Runs are numbered without gaps; `enough` tells whether a read found the runs it counted on.
+ */
+export function summaryReadFrom(run: number, replayed: number, coveredRun: number | undefined): { from: number | undefined; enough: (runsRead: number) => boolean } {
+  if (!coveredRun || coveredRun < 1) return { from: undefined, enough: () => true };
+  const from = Math.max(1, Math.min(coveredRun, run - replayed - 1));
+  // A thread with a run that left no messages has fewer runs than numbers: then every run is read, as before.
+  return { from, enough: (runsRead) => from <= 1 || runsRead >= replayed + 1 };
 }
 
 export interface HistoryContextInput {

@@ -8,7 +8,7 @@ import type { SecretBox } from '../lib/secret-box.js';
 import { RunAbortedError, type RunOutcome, type RunRequest, type TaskRunner } from '../runtime/task-runner.js';
 import type { RunnableAgent, TaskAgentDirectory } from './task-agents.js';
 import type { Lease, TaskQueueRepository } from './task-queue.repository.js';
-import { presentMessage, presentTask } from './task.presenter.js';
+import { presentTask } from './task.presenter.js';
 import type { TaskInbox } from './task-inbox.js';
 import type { LocalSlots, SlotReservation } from './local-slots.js';
 import type { TaskSignals } from './task-signals.js';
@@ -16,7 +16,7 @@ import type { TaskRow, TasksRepository } from './tasks.repository.js';
 import type { TaskEndNotifier } from './task-end-notifier.js';
 import { abortExecution, TraceWriter, type Execution } from './task-execution.js';
 import { failure, OutcomeRecorder } from './task-outcome-recorder.js';
-import { historyHorizon } from '../runtime/history-context.js';
+import { readThreadHistory, type SummaryCoverage } from './thread-history.js';
 import { SlotLedger } from './slot-ledger.js';
 import { TaskClaimer } from './task-claimer.js';
 import { RunSupervisor } from './run-supervisor.js';
@@ -42,6 +42,8 @@ export interface TaskWorkerDeps {
   onRunTimedOut?: () => void;
   /** Plans the notifications of a task end, committed with its final status (docs/notifications.md). */
   notifier?: TaskEndNotifier;
+  /** How far a thread's session summary reaches, so a run reads only the runs it does not cover (thread-history.ts). */
+  summaryCoverage?: SummaryCoverage;
 }
 
 /** How long shutdown waits for aborted runs to hand their tasks back. */
@@ -177,11 +179,7 @@ export class TaskWorker implements Startable, LocalSlots {
     try {
       const version = row.agent_version === 'draft' ? 'draft' : Number(row.agent_version);
       agent = await this.d.agents.getRunnable(row.organization_id, row.agent_id, version);
-      // A first run has no earlier messages to read; a later one reads only the runs its agent replays, and at
-      // least the last one (runners number their messages after it).
-      const horizon = historyHorizon(agent.config);
-      const fromRun = horizon === 'all' ? undefined : row.run - Math.max(1, horizon);
-      const history = row.run > 1 ? (await this.d.queue.history(row.organization_id, row.id, row.run, fromRun)).map(presentMessage) : [];
+      const history = await readThreadHistory(this.d, { organizationId: row.organization_id, taskId: row.id, run: Number(row.run) }, agent.config);
       const req: RunRequest = {
         task: presentTask(row),
         agent: agent.config,

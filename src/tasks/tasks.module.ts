@@ -11,6 +11,7 @@ import { TaskInbox } from './task-inbox.js';
 import { TaskInboxRepository } from './task-inbox.repository.js';
 import { TaskQueueRepository } from './task-queue.repository.js';
 import { TaskSignals } from './task-signals.js';
+import type { SummaryCoverage } from './thread-history.js';
 import { TaskWorker } from './task.worker.js';
 import { TasksRepository, type RemoveReleasedBlobs } from './tasks.repository.js';
 import { TaskControl } from './task-control.js';
@@ -66,6 +67,8 @@ export function createTasksModule(d: {
   onTasksExpired?: (count: number) => void;
   /** Removes the blobs of uploads deleted with tasks, after the commit (src/files/file-disposal.ts). */
   removeBlobs?: RemoveReleasedBlobs;
+  /** How far a thread's session summary reaches (the memory domain's store, through the runtime's hooks). */
+  summaryCoverage?: SummaryCoverage;
 }): TasksModule {
   const repo = new TasksRepository(d.db);
   const queue = new TaskQueueRepository(d.db);
@@ -88,6 +91,7 @@ export function createTasksModule(d: {
     runTimeoutMs: d.config.worker.runTimeoutMs,
     onRunTimedOut: d.onRunTimedOut,
     notifier: d.notifier,
+    summaryCoverage: d.summaryCoverage,
   });
   // The worker takes awaited submissions straight from submission while it runs (a worker role in this process),
   // and signals their outcome to the waits of this process with the row (task-watch.ts).
