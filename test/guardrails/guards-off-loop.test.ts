@@ -14,6 +14,14 @@ import { api, createAgent, startWebhookWorld, type WebhookWorld } from '../webho
 
 const MAX_BLOCK_MS = 200;
 
+/**
+ * The longest block allowed while screening takes `windowMs`: MAX_BLOCK_MS, or a quarter of the window when that is
+ * more. On a machine whose cores are busy with other work (other test files, other processes) every thread waits
+ * for a core, the event loop as the scanning thread, and both the window and the gaps stretch together; scanned on
+ * the event loop, the text blocks it for the whole window.
+ */
+const allowed = (windowMs: number, floor = MAX_BLOCK_MS) => Math.max(floor, windowMs / 4);
+
 /** ~8 MB of ordinary text with personal data every ~600 characters: e-mails, phones, cards. */
 function largeInput(chars: number): string {
   const filler = 'The quarterly report covers revenue, costs and hiring across the regions; the board asked for a summary. ';
@@ -91,7 +99,7 @@ describe('a run with an 8 MB input, PII masking on', () => {
     const elapsed = Math.round(performance.now() - started);
     console.log(`8 MB guarded run: first LLM request after ${elapsed} ms; event loop blocked ${loop?.maxGapMs} ms at most`);
     expect(outcome.status).toBe('completed');
-    expect(loop!.maxGapMs).toBeLessThan(MAX_BLOCK_MS);
+    expect(loop!.maxGapMs).toBeLessThan(allowed(elapsed));
     expect(rt.guardrails.scanStats()).toMatchObject({ threaded: 2, inFlight: 0 });
     // Booleans, not the strings: a failure must not print eight megabytes.
     const sent = llm.requests[0]!.lastUserText as string;
@@ -145,7 +153,7 @@ describe.each(TEST_DBS)('guards off the event loop, through the service (%s)', (
     // On SQLite the database's own work on the 8 MB task row runs on the event loop too (libsql is synchronous, and
     // reading a column stored after `input` walks its overflow pages: 100-500 ms a statement here), and some of it
     // falls within the window; the guards' share is bounded by MAX_BLOCK_MS above (the run without a database).
-    const bound = kind === 'sqlite' ? 1_000 : MAX_BLOCK_MS;
+    const bound = allowed(loop.windowMs, kind === 'sqlite' ? 1_000 : MAX_BLOCK_MS);
     expect(loop.windowMaxGapMs).toBeLessThan(bound);
     expect(reads.length).toBeGreaterThan(3);
     expect(slowest).toBeLessThan(bound);

@@ -21,7 +21,8 @@ export class InjectionGuard implements Guard {
 
   async screen(text: string, piece: ContentPiece, ctx: GuardContext): Promise<string> {
     if (piece.origin === 'history' || piece.origin === 'feedback') return text;
-    const verdict = await this.scan.injection(text, piece, ctx.signal);
+    const scanned = this.scan.injection(text, piece, ctx.signal);
+    const verdict = scanned instanceof Promise ? await scanned : scanned;
     if (!verdict.flagged) return text;
     const caller = CALLER_ORIGINS.has(piece.origin);
     if (caller || this.contentAction === 'error') {

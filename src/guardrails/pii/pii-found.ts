@@ -25,8 +25,20 @@ export interface PackedStrings {
   ends: Int32Array;
 }
 
+/** Nothing found: most texts. */
+const NONE: PiiFound = Object.freeze({
+  kinds: [],
+  valueKind: new Uint8Array(0),
+  canonicals: { chars: '', ends: new Int32Array(0) },
+  values: { chars: '', ends: new Int32Array(0) },
+  which: new Int32Array(0),
+  start: new Int32Array(0),
+  end: new Int32Array(0),
+});
+
 export function groupPii(matches: PiiMatch[]): PiiFound {
   const n = matches.length;
+  if (n === 0) return NONE;
   const found = { kinds: [] as string[], which: new Int32Array(n), start: new Int32Array(n), end: new Int32Array(n) };
   const kindIndex = new Map<string, number>();
   const valueIndex = new Map<string, number>();
