@@ -74,7 +74,7 @@ export class GuardScanner {
   forOwner(owner: string): GuardScan {
     return {
       pii: (text, opts, piece, signal) => {
-        if (text.length <= this.opts.inlineMaxChars) return this.inline(() => INLINE_SCAN.pii(text, opts, piece, signal) as PiiFound);
+        if (text.length <= this.opts.inlineMaxChars) return this.inline(() => groupPii(detectPii(text, opts)));
         return this.threaded(owner, 'pii', piece, signal, { op: 'pii', text, region: opts.defaultRegion }).then((r) => (r as Extract<GuardScanReply, { op: 'pii' }>).found);
       },
       injection: (text, piece, signal) => {
