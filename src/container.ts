@@ -221,6 +221,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     kb.indexer,
     ...(observability.tracing ? [closeOnStop(() => observability.tracing!.shutdown())] : []),
     closeOnStop(() => schemaChecker.close()),
+    closeOnStop(() => runtime.guardrails.close()),
     connectors.loader,
     tasksModule.worker,
     notifications.dispatcher,

@@ -1,5 +1,6 @@
 import type { RunnableAgentConfig } from '../agents/agent-config.js';
 import type { OpenAIEndpoint } from '../llm/llm.service.js';
+import type { GuardScanner } from './guard-scanner.js';
 import type { GuardrailSettings } from './guardrail-settings.js';
 import type { Guard, GuardName } from './guardrail.types.js';
 import { InjectionGuard } from './injection/injection.guard.js';
@@ -19,6 +20,8 @@ export interface GuardDeps {
   moderationModel: string;
   /** The agent's OpenAI endpoint and key (LlmService.openaiEndpoint). */
   openaiEndpoint(agent: RunnableAgentConfig, signal: AbortSignal): Promise<OpenAIEndpoint | null>;
+  /** Where the PII and injection detectors run: large texts on a worker thread, per organization. */
+  scanner: Pick<GuardScanner, 'forOwner'>;
 }
 
 export interface GuardRun {
@@ -34,11 +37,11 @@ export interface GuardFactory {
 export const GUARD_KINDS: Record<GuardName, GuardFactory> = {
   pii: {
     enabled: (s) => s.piiDetection,
-    create: (s, deps) => new PiiGuard(s.piiMask, deps.piiDefaultRegion),
+    create: (s, deps, run) => new PiiGuard(s.piiMask, deps.piiDefaultRegion, deps.scanner.forOwner(run.agent.organization_id)),
   },
   prompt_injection: {
     enabled: (s) => s.injectionDetection,
-    create: (s) => new InjectionGuard(s.injectionContentAction),
+    create: (s, deps, run) => new InjectionGuard(s.injectionContentAction, deps.scanner.forOwner(run.agent.organization_id)),
   },
   moderation: {
     enabled: (s) => s.moderation,

@@ -42,9 +42,10 @@ export interface ThreadPoolOptions {
 
 /**
  * `failed`: the job's handler threw; the others say nothing about the job's input but `timeout` and `crashed`.
- * `busy`: the owner's queue is full; `unstarted`: a fresh thread did not load its libraries in time.
+ * `busy`: the owner's queue is full; `unstarted`: a fresh thread did not load its libraries in time; `cancelled`: the
+ * caller's signal ended the wait before a thread took the job.
  */
-export type ThreadFailure = 'timeout' | 'crashed' | 'failed' | 'busy' | 'unstarted' | 'stopping';
+export type ThreadFailure = 'timeout' | 'crashed' | 'failed' | 'busy' | 'unstarted' | 'stopping' | 'cancelled';
 export type ThreadOutcome<R> = { ok: true; value: R } | { ok: false; failure: ThreadFailure; reason: string };
 
 /** A fresh thread's time to load its libraries (seconds from the sources on a busy machine). */
@@ -77,13 +78,29 @@ export class ThreadPool<Q, R> {
     this.slots = Array.from({ length: Math.max(1, opts.threads) }, () => ({}));
   }
 
-  run(owner: string, request: Q): Promise<ThreadOutcome<R>> {
+  /**
+   * `signal`: the caller no longer needs the answer; a job still waiting leaves the queue (`cancelled`), one already
+   * on a thread runs to its end (its answer is dropped).
+   */
+  run(owner: string, request: Q, signal?: AbortSignal): Promise<ThreadOutcome<R>> {
     if (this.closed) return Promise.resolve({ ok: false, failure: 'stopping', reason: 'the service is stopping' });
+    if (signal?.aborted) return Promise.resolve({ ok: false, failure: 'cancelled', reason: `${this.opts.doing} was cancelled` });
     if (this.queue.sizeOf(owner) >= this.opts.queuePerOwner) {
       return Promise.resolve({ ok: false, failure: 'busy', reason: `too much ${this.opts.doing} is waiting for this organization; retry shortly` });
     }
     return new Promise((resolve) => {
-      this.queue.push(owner, { owner, id: this.nextId++, request, resolve });
+      const job: Job<Q, R> = { owner, id: this.nextId++, request, resolve };
+      if (signal) {
+        const onAbort = () => {
+          if (this.queue.remove(owner, job)) resolve({ ok: false, failure: 'cancelled', reason: `${this.opts.doing} was cancelled` });
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        job.resolve = (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        };
+      }
+      this.queue.push(owner, job);
       this.pump();
     });
   }

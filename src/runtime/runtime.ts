@@ -8,6 +8,7 @@ import type { RetryPolicy } from '../llm/retrying-fetch.js';
 import { createEgressPolicy, createSafeFetch } from '../net/safe-fetch.js';
 import type { TaskSubmitter } from '../tasks/task.types.js';
 import { AgentRunner } from './agent-runner.js';
+import { GuardScanner } from '../guardrails/guard-scanner.js';
 import { GuardrailService } from '../guardrails/guardrails.service.js';
 import { AgentTypeRunners } from './agent-type-runners.js';
 import { ContextContributorRegistry } from './context-contributors.js';
@@ -58,6 +59,8 @@ export interface RuntimeDeps {
   publicFetch?: typeof globalThis.fetch;
   /** The task's latest trace event of a type (deep planning resumes a plan from it); read at call time. */
   lastEventData?: (organizationId: string, taskId: string, type: 'plan') => Promise<Record<string, unknown> | null>;
+  /** Where the guards' detectors run (tests give one with their own crossover); a GuardScanner with the defaults when absent. */
+  guardScanner?: GuardScanner;
   /** The egress-checked fetch for custom `llm_api_base` calls; the container shares its one. Built from the config when absent. */
   egressFetch?: typeof globalThis.fetch;
 }
@@ -94,6 +97,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     piiDefaultRegion: deps.config.guardrails.piiDefaultRegion,
     moderationModel: deps.config.guardrails.moderationModel,
     openaiEndpoint: (agent, signal) => llm.openaiEndpoint(agent, signal),
+    scanner: deps.guardScanner ?? new GuardScanner(),
   });
   const hooks = new RunHooks(deps.log);
   const agentTypes = new AgentTypeRunners(new AgentRunner({ llm, tools, context, hooks, clock: deps.clock, log: deps.log, schemaChecker: deps.schemaChecker, guardrails, lastEventData: deps.lastEventData }));

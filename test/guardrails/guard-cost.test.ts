@@ -4,8 +4,9 @@ import { detectPii, type PiiDetector, type PiiMatch } from '../../src/guardrails
 import { PiiGuard } from '../../src/guardrails/pii/pii.guard.js';
 
 /**
- * The guards run synchronously on the event loop that also serves the API, over caller text of up to 10 MiB
- * (invoke) or more (webhooks): their cost must grow linearly with the text, whatever its shape. The bounds are
+ * The guards run over caller text of up to 10 MiB (invoke) or more (webhooks), on a worker thread for large pieces
+ * and on the event loop for short ones (guard-scanner.ts): their cost must grow linearly with the text, whatever its
+ * shape. The bounds are
  * generous CPU times (the test machine is shared); the quadratic code they replaced took 10 s on 2 MB of digit groups, and 40 s
  * on one 4,000-character window of newlines.
  */

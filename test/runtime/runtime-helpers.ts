@@ -8,6 +8,7 @@ import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import type { RunOutcome, RunRequest, ThreadMessage } from '../../src/runtime/task-runner.js';
 import type { Task, TaskSubmitter } from '../../src/tasks/task.types.js';
 import { SchemaChecker } from '../../src/lib/schema-checker.js';
+import type { GuardScanner } from '../../src/guardrails/guard-scanner.js';
 import type { RuntimeTool, RuntimeToolProvider } from '../../src/tools/tool-kinds.js';
 
 /** Drives the runtime directly (no database): a Task and an agent record built in memory, events collected. */
@@ -21,6 +22,8 @@ export interface RuntimeOptions {
   log?: Logger;
   /** Transport to the providers' own endpoints (a test points it at a local server). */
   publicFetch?: typeof globalThis.fetch;
+  /** Where the guards' detectors run (a test's own crossover or deadline). */
+  guardScanner?: GuardScanner;
 }
 
 export function makeRuntime(opts: RuntimeOptions = {}): Runtime {
@@ -39,6 +42,7 @@ export function makeRuntime(opts: RuntimeOptions = {}): Runtime {
     },
     retry: { maxRetries: 2, baseDelayMs: 5, maxDelayMs: 2000 },
     publicFetch: opts.publicFetch,
+    guardScanner: opts.guardScanner,
   });
 }
 

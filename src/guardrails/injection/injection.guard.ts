@@ -1,6 +1,6 @@
 import type { InjectionContentAction } from '../guardrail-settings.js';
+import { INLINE_SCAN, type GuardScan } from '../guard-scanner.js';
 import { CALLER_ORIGINS, GuardrailRefusal, pieceLabel, type ContentPiece, type Guard, type GuardContext } from '../guardrail.types.js';
-import { detectInjection } from './injection-detector.js';
 
 /**
  * agno_settings.prompt_injection_detection_enabled. The caller's own text (input, additional context) that looks
@@ -13,11 +13,16 @@ import { detectInjection } from './injection-detector.js';
 export class InjectionGuard implements Guard {
   readonly name = 'prompt_injection' as const;
 
-  constructor(private readonly contentAction: InjectionContentAction) {}
+  /** `scan`: where the heuristics run (guard-scanner.ts: a large text on a worker thread). */
+  constructor(
+    private readonly contentAction: InjectionContentAction,
+    private readonly scan: GuardScan = INLINE_SCAN,
+  ) {}
 
   async screen(text: string, piece: ContentPiece, ctx: GuardContext): Promise<string> {
     if (piece.origin === 'history' || piece.origin === 'feedback') return text;
-    const verdict = detectInjection(text);
+    const scanned = this.scan.injection(text, piece, ctx.signal);
+    const verdict = scanned instanceof Promise ? await scanned : scanned;
     if (!verdict.flagged) return text;
     const caller = CALLER_ORIGINS.has(piece.origin);
     if (caller || this.contentAction === 'error') {

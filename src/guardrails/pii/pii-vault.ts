@@ -1,4 +1,5 @@
 import { detectPii, type PiiMatch, type PiiScanOptions } from './pii-detectors.js';
+import { foundValue, groupPii, type PiiFound } from './pii-found.js';
 
 /**
  * The placeholders of one run: each distinct value found gets `<KIND_n>` (n counts per kind, from 1, in the order
@@ -11,24 +12,29 @@ export class PiiVault {
   private readonly byPlaceholder = new Map<string, string>();
   private readonly counters = new Map<string, number>();
 
-  constructor(private readonly opts: PiiScanOptions) {}
-
-  /** The detections in `text`, for the refusing mode (nothing is replaced). */
-  detect(text: string): PiiMatch[] {
-    return detectPii(text, this.opts);
-  }
+  constructor(readonly opts: PiiScanOptions) {}
 
   /** `text` with every detection replaced by its placeholder, and the kinds replaced (for the trace). */
   mask(text: string): { text: string; kinds: Record<string, number> } {
-    const matches = detectPii(text, this.opts);
-    if (matches.length === 0) return { text, kinds: {} };
+    return this.maskFound(text, groupPii(detectPii(text, this.opts)));
+  }
+
+  /** mask() with the detections already made (detectPii(text) with this vault's options, maybe on a worker thread). */
+  maskFound(text: string, found: PiiFound): { text: string; kinds: Record<string, number> } {
+    const n = found.which.length;
+    if (n === 0) return { text, kinds: {} };
+    // Values in the order first found, so the numbering is the order the model reads them in.
+    const placeholders: string[] = [];
+    for (let v = 0; v < found.valueKind.length; v++) placeholders.push(this.placeholderFor(foundValue(found, v)));
     const kinds: Record<string, number> = {};
     let out = '';
     let last = 0;
-    for (const m of matches) {
-      out += text.slice(last, m.start) + this.placeholderFor(m);
-      last = m.end;
-      kinds[m.kind] = (kinds[m.kind] ?? 0) + 1;
+    for (let i = 0; i < n; i++) {
+      const v = found.which[i]!;
+      out += text.slice(last, found.start[i]) + placeholders[v];
+      last = found.end[i]!;
+      const kind = found.kinds[found.valueKind[v]!]!;
+      kinds[kind] = (kinds[kind] ?? 0) + 1;
     }
     return { text: out + text.slice(last), kinds };
   }
@@ -56,7 +62,7 @@ export class PiiVault {
     return this.byPlaceholder.size;
   }
 
-  private placeholderFor(m: PiiMatch): string {
+  private placeholderFor(m: Pick<PiiMatch, 'kind' | 'canonical' | 'value'>): string {
     const key = `${m.kind}\u0000${m.canonical}`;
     let p = this.byCanonical.get(key);
     if (!p) {

@@ -1,4 +1,6 @@
+import { INLINE_SCAN, type GuardScan } from '../guard-scanner.js';
 import { GuardrailRefusal, pieceLabel, type ContentPiece, type Guard, type GuardContext } from '../guardrail.types.js';
+import { foundKinds } from './pii-found.js';
 import { PiiVault } from './pii-vault.js';
 
 /**
@@ -11,18 +13,22 @@ export class PiiGuard implements Guard {
   readonly name = 'pii' as const;
   private readonly vault: PiiVault;
 
+  /** `scan`: where the detectors run (guard-scanner.ts: a large text on a worker thread). */
   constructor(
     private readonly mask: boolean,
     defaultRegion: string,
+    private readonly scan: GuardScan = INLINE_SCAN,
   ) {
     this.vault = new PiiVault({ defaultRegion });
   }
 
   async screen(text: string, piece: ContentPiece, ctx: GuardContext): Promise<string> {
+    const scanned = this.scan.pii(text, this.vault.opts, piece, ctx.signal);
+    // A short text's answer is at hand (guard-scanner.ts): no turn of the microtask queue for it.
+    const found = scanned instanceof Promise ? await scanned : scanned;
     if (!this.mask) {
-      const found = this.vault.detect(text);
-      if (found.length === 0) return text;
-      const kinds = [...new Set(found.map((m) => m.kind))];
+      if (found.which.length === 0) return text;
+      const kinds = foundKinds(found);
       await ctx.report({ guard: 'pii', action: 'refused', origin: piece.origin, name: piece.name, kinds });
       throw new GuardrailRefusal(
         'pii',
@@ -30,7 +36,7 @@ export class PiiGuard implements Guard {
           'so the task was refused before anything reached the LLM. Remove the personal data, or set pii_detection_mask to true to mask it.',
       );
     }
-    const masked = this.vault.mask(text);
+    const masked = this.vault.maskFound(text, found);
     if (masked.text !== text) await ctx.report({ guard: 'pii', action: 'masked', origin: piece.origin, name: piece.name, kinds: masked.kinds });
     return masked.text;
   }
