@@ -44,7 +44,8 @@ async function reserve(k: Runner, dialect: DialectName, counts: Map<string, numb
   const pg = dialect === 'postgres';
   const greatest = pg ? sql`greatest` : sql`max`;
   const source = pg
-    ? sql`select o.org, ${v} + o.n from unnest(${pgTextArray([...counts.keys()])}::text[], ${`{${[...counts.values()].join(',')}}`}::bigint[]) as o(org, n)`
+    ? // In one order (the organizations' ids) whoever ranks: two batches locking the same rows in turn cannot deadlock.
+      sql`select o.org, ${v} + o.n from unnest(${pgTextArray([...counts.keys()])}::text[], ${`{${[...counts.values()].join(',')}}`}::bigint[]) as o(org, n) order by o.org`
     : // SQLite: `where true` tells its parser the ON CONFLICT below is the upsert's, not a join's.
       sql`select json_extract(o.value, '$[0]'), ${v} + json_extract(o.value, '$[1]') from json_each(${JSON.stringify([...counts])}) as o where true`;
   const r = await sql<{ organization_id: string; last_rank: number }>`
