@@ -14,7 +14,7 @@ const METRICS_OWNER = '(metrics)';
  * (no route of the API reaches it).
  *
  * Each statement reads an index, never the table's rows (test/db/task-indexes.test.ts): pending tasks from the
- * queue index, which holds nothing else (migration 0026; `status = 'pending'` is a literal so that it is chosen);
+ * queue index, which holds nothing else (`tasks_fair_idx`, migration 0030, with `queued_at` in its key; `status = 'pending'` is a literal so that it is chosen);
  * executing and paused tasks from the lease index, since such a task always holds a lease: the claim gives it one,
  * and only a final status or a return to the queue takes it away (`lease_expires_at is not null` says so to the
  * planner).

@@ -36,6 +36,13 @@ export class TaskClaimer {
   /** A signal said a new task is in the inbox (task-inbox.ts): settle it before claiming. */
   private inboxPending = true;
   /**
+   * A signal said the inbox may hold several organizations' tasks (TaskInbox.interleaves): the next pass with a free
+   * slot moves all of it rather than the oldest entries, so that a task behind another organization's backlog in the
+   * inbox is ranked (fair claims) and claimed in its turn, not after that backlog. Set at start too: the inbox may
+   * hold anything then.
+   */
+  private inboxInterleaved = true;
+  /**
    * A pending task may be waiting in `tasks`: set by every queued signal (and at start), cleared by a claim that
    * found fewer than it asked for with no signal meanwhile. A slot that frees with nothing queued then claims
    * nothing: on PostgreSQL every claim holds all the free slots for a round trip (see claimPass), and an awaited
@@ -60,6 +67,7 @@ export class TaskClaimer {
     // A (re)started worker looks for expired leases and pending tasks on its first pass.
     this.lastRecovery = -Infinity;
     this.pendingMaybe = true;
+    this.inboxInterleaved = true;
     this.loop.start();
   }
 
@@ -68,9 +76,10 @@ export class TaskClaimer {
     return this.loop.halt();
   }
 
-  /** A task was queued (`inbox`: into the task inbox). */
-  taskQueued(inbox: boolean | undefined): void {
+  /** A task was queued (`inbox`: into the task inbox; `interleaved`: after another organization's entry there). */
+  taskQueued(inbox: boolean | undefined, interleaved?: boolean): void {
     if (inbox) this.inboxPending = true;
+    if (interleaved) this.inboxInterleaved = true;
     this.pendingMaybe = true;
     this.queuedSignals++;
     // With every slot running (a slow model, a burst of accepts) a pass could do nothing; in the default deployment it
@@ -106,10 +115,18 @@ export class TaskClaimer {
     // this loop (`wasFull` in SlotLedger.remove), and the pending flag makes that pass settle everything
     // accepted meanwhile at once.
     if ((this.inboxPending || recover) && slots.freeSlots() > 0) {
-      // Only what the free slots can start: the rest stays in the inbox (cheap) until a slot or a reader needs it.
-      const free = slots.freeSlots();
-      const moved = await this.d.inbox.settleOldest(free);
-      this.inboxPending = moved === free;
+      if (this.inboxInterleaved) {
+        // Everything, in transactions of 500 (TaskInbox.settle): cleared first, so that an entry interleaved after
+        // this settle looked at the inbox sets it again.
+        this.inboxInterleaved = false;
+        this.inboxPending = false;
+        await this.d.inbox.settle();
+      } else {
+        // Only what the free slots can start: the rest stays in the inbox (cheap) until a slot or a reader needs it.
+        const free = slots.freeSlots();
+        const moved = await this.d.inbox.settleOldest(free);
+        this.inboxPending = moved === free;
+      }
     }
     // Each poll looks anyway: another process's tasks come with no signal on SQLite, and a notification can be lost.
     if (!this.pendingMaybe && !recover) return;

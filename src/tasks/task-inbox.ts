@@ -29,11 +29,28 @@ export class TaskInbox {
   }, APPEND_BATCH);
   private current?: Promise<number>;
   private next?: Promise<number>;
+  /** The organization of this process's latest entry (see interleaves). */
+  private lastOrganization?: string;
 
   constructor(
     private readonly repo: TaskInboxRepository,
     private readonly onMoved: () => void,
   ) {}
+
+  /**
+   * Whether an entry of `organizationId` about to be appended follows another organization's, or is this process's
+   * first (it may follow anyone's); notes it as the latest. A worker moves only the inbox's oldest entries
+   * (settleOldest), so one organization's deep backlog there would hold every later organization's task behind it,
+   * whatever the claim's fair order in `tasks`: an entry that interleaves organizations makes the worker move
+   * everything instead (task-claimer.ts), so that every waiting task is ranked. A burst of one organization's calls
+   * compares one string per call and changes nothing. Known limit: a process that only ever accepts one
+   * organization's calls while another process accepts another's sees no interleaving after its first entry.
+   */
+  interleaves(organizationId: string): boolean {
+    if (this.lastOrganization === organizationId) return false;
+    this.lastOrganization = organizationId;
+    return true;
+  }
 
   /** Resolves once the task is committed to the inbox. */
   append(row: TaskRow): Promise<void> {
@@ -148,6 +165,7 @@ const TYPICAL_NEW_TASK: Readonly<Partial<TaskRow>> = Object.freeze({
   started_at: null,
   finished_at: null,
   schedule_id: null,
+  fair_rank: null,
 });
 
 /** In an entry's title position: the title is the input text itself (a short one-line prompt's title is). */
@@ -223,6 +241,7 @@ function untypicalColumns(r: TaskRow): Partial<TaskRow> | undefined {
   if (r.started_at !== null) (x ??= {}).started_at = r.started_at;
   if (r.finished_at !== null) (x ??= {}).finished_at = r.finished_at;
   if (r.schedule_id !== null) (x ??= {}).schedule_id = r.schedule_id;
+  if (r.fair_rank !== null) (x ??= {}).fair_rank = r.fair_rank;
   return x;
 }
 

@@ -8,6 +8,7 @@ import type { NewDeliveryRow } from './task-end-notifier.js';
 import { finishInOneStatement, outcome } from './task-finish.repository.js';
 import { CompiledInsert, CompiledOnce, Slot, slot } from '../db/compiled-once.js';
 import type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
+import { nextFairRank } from './task-fair-ranks.repository.js';
 
 export type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
 
@@ -45,13 +46,14 @@ export class TaskQueueRepository {
     return !!expired;
   }
 
-  /** Claims the oldest pending task that is due. */
+  /** Claims the first pending task that is due, in the claim's order (fair ranks: see claimPendingBatch). */
   async claimPending(owner: string, now: number, leaseMs: number): Promise<TaskRow | undefined> {
     return (await this.claimPendingBatch(owner, now, leaseMs, 1))[0];
   }
 
   /**
-   * Claims up to `limit` of the oldest pending tasks that are due, in one statement (one commit), oldest first. A
+   * Claims up to `limit` pending tasks that are due, in one statement (one commit), lowest fair rank first: fair
+   * across organizations, oldest first within one (task-fair-ranks.repository.ts; a tie goes to the older). A
    * worker with several free slots fills them in one round trip instead of one each: on PostgreSQL every claim is
    * a commit, and a commit's WAL flush is what a worker's claims queue behind.
    */
@@ -94,13 +96,14 @@ export class TaskQueueRepository {
   }
 
   // The worker's hot statements, compiled once (db/compiled-once.ts). `status = 'pending'` is a literal in both: the
-  // queue index is partial on it (migration 0026), which PostgreSQL's generic plans cannot choose for a parameter.
+  // queue index is partial on it (migration 0030), which PostgreSQL's generic plans cannot choose for a parameter.
+  // The claim walks `tasks_fair_idx (fair_rank, queued_at)` in order, its back-off check read from the index.
   private readonly pendingProbe = new CompiledOnce((_: 0) =>
     this.db.kysely.selectFrom('tasks').select('id').where(sql<boolean>`status = 'pending'`).where('queued_at', '<=', slot('now') as never).limit(1),
   );
   private readonly pendingClaim = new CompiledOnce((_: 0) => ({
     compile: () =>
-      this.claimStatement(sql`status = 'pending' and queued_at <= ${slot('now')}`, sql`queued_at`, slot('owner'), slot('leaseExpires'), slot('now'), slot('limit')).compile(
+      this.claimStatement(sql`status = 'pending' and queued_at <= ${slot('now')}`, sql`fair_rank, queued_at`, slot('owner'), slot('leaseExpires'), slot('now'), slot('limit')).compile(
         this.db.kysely,
       ),
   }));
@@ -286,6 +289,9 @@ export class TaskQueueRepository {
 
   /** Puts the task back in the queue (retry after an error, or a worker shutting down), keeping or returning the attempt. */
   async requeue(l: Lease, at: number, now: number, opts: { refundAttempt: boolean; tokens?: FinishFields['tokens'] }): Promise<TaskRow | undefined> {
+    // Back of its organization's queue, not of everyone's (task-fair-ranks.repository.ts). A rank reserved for an
+    // attempt that is no longer this worker's is a gap, which orders nothing wrong.
+    const rank = await nextFairRank(this.db.kysely, this.db.dialect, l.organizationId, now);
     return this.fenced(
       this.db.kysely.updateTable('tasks').set((eb) => ({
         status: 'pending',
@@ -294,6 +300,7 @@ export class TaskQueueRepository {
         hitl_request: null,
         hitl_decision: null,
         queued_at: at,
+        fair_rank: rank,
         updated_at: now,
         ...(opts.refundAttempt ? { execution_attempts: eb('execution_attempts', '-', 1) } : {}),
         ...(opts.tokens
@@ -332,9 +339,11 @@ export class TaskQueueRepository {
   }
 }
 
-/** RETURNING follows no order: claimed rows are put back in queue order, which is the order they are started in. */
+/** RETURNING follows no order: claimed rows are put back in the claim's order, which is the order they are started in. */
 function inQueueOrder(rows: TaskRow[]): TaskRow[] {
-  return rows.length > 1 ? rows.sort((a, b) => Number(a.queued_at) - Number(b.queued_at) || Number(a.created_at) - Number(b.created_at)) : rows;
+  return rows.length > 1
+    ? rows.sort((a, b) => Number(a.fair_rank) - Number(b.fair_rank) || Number(a.queued_at) - Number(b.queued_at) || Number(a.created_at) - Number(b.created_at))
+    : rows;
 }
 
 /** The value of each slot of TaskQueueRepository's compiled claim. */

@@ -46,6 +46,8 @@ export function newTaskRow(s: TaskSubmission, id: string, f: ContinuationFields,
     lease_expires_at: null,
     heartbeat_at: null,
     queued_at: now,
+    // Given as it enters the queue (task-fair-ranks.repository.ts): the inbox's move, or the insert.
+    fair_rank: null,
     hitl_request: null,
     hitl_decision: null,
     created_at: now,

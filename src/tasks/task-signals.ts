@@ -14,8 +14,12 @@ import type { TaskRow } from './tasks.repository.js';
  * the task after each of them.
  */
 export type TaskSignal =
-  /** `inbox`: the new task is in the task inbox (task-inbox.ts), which the worker settles before claiming. */
-  | { kind: 'queued'; inbox?: boolean }
+  /**
+   * `inbox`: the new task is in the task inbox (task-inbox.ts), which the worker settles before claiming.
+   * `interleaved`: its organization is not the previous entry's, so the inbox may hold several organizations'
+   * tasks and the worker settles all of it, not only its oldest entries (fair claims: task-claimer.ts).
+   */
+  | { kind: 'queued'; inbox?: boolean; interleaved?: boolean }
   | {
       kind: 'task';
       organizationId: string;
@@ -26,7 +30,7 @@ export type TaskSignal =
     };
 
 /** A signal as another process sent it: checked field by field before it is believed. */
-type WireSignal = { kind?: unknown; inbox?: unknown; organizationId?: unknown; taskId?: unknown; statusChanged?: unknown } | null;
+type WireSignal = { kind?: unknown; inbox?: unknown; interleaved?: unknown; organizationId?: unknown; taskId?: unknown; statusChanged?: unknown } | null;
 
 const CHANNEL = 'agentry_tasks';
 /** Notifications for one task are coalesced over this window: a streaming run emits an event per token. */
@@ -59,7 +63,7 @@ export class TaskSignals {
         what: 'task',
         onNotification: (payload) => this.received(payload),
         // Anything missed while disconnected: listeners re-read on any signal.
-        onConnected: () => this.bus.emit('signal', { kind: 'queued', inbox: true }),
+        onConnected: () => this.bus.emit('signal', { kind: 'queued', inbox: true, interleaved: true }),
         wanted: () => this.bus.listenerCount('signal') > 0,
       });
     }
@@ -84,9 +88,9 @@ export class TaskSignals {
     const key = signal.kind === 'queued' ? 'queued' : `${signal.organizationId}\u0000${signal.taskId}`;
     const earlier = this.pendingNotify.get(key);
     // Coalesced per task: the merged signal changed the status if any of its parts did (and the queue's, whether
-    // any of them went to the inbox).
+    // any of them went to the inbox, or interleaved organizations there).
     if (earlier?.kind === 'task' && signal.kind === 'task' && earlier.statusChanged) this.pendingNotify.set(key, { ...signal, statusChanged: true });
-    else if (earlier?.kind === 'queued' && signal.kind === 'queued' && earlier.inbox) this.pendingNotify.set(key, earlier);
+    else if (earlier?.kind === 'queued' && signal.kind === 'queued') this.pendingNotify.set(key, mergedQueued(earlier, signal));
     else this.pendingNotify.set(key, signal);
     this.flushTimer ??= setTimeout(() => void this.flush(), NOTIFY_COALESCE_MS);
   }
@@ -145,7 +149,7 @@ export class TaskSignals {
       const p = JSON.parse(payload) as { signals?: unknown } & WireSignal;
       // One signal per payload is how processes of earlier versions send them (a rolling upgrade).
       for (const s of (Array.isArray(p.signals) ? p.signals : [p]) as WireSignal[]) {
-        if (s?.kind === 'queued') this.bus.emit('signal', { kind: 'queued', inbox: s.inbox === true });
+        if (s?.kind === 'queued') this.bus.emit('signal', s.interleaved === true ? { kind: 'queued', inbox: true, interleaved: true } : { kind: 'queued', inbox: s.inbox === true });
         else if (typeof s?.organizationId === 'string' && typeof s.taskId === 'string')
           this.bus.emit('signal', { kind: 'task', organizationId: s.organizationId, taskId: s.taskId, statusChanged: s.statusChanged !== false });
       }
@@ -153,4 +157,12 @@ export class TaskSignals {
       // A malformed payload is someone else's; ignore it.
     }
   }
+}
+
+type QueuedSignal = Extract<TaskSignal, { kind: 'queued' }>;
+
+/** Two queued signals as one: the earlier object itself when it says all the later one does (no allocation per call). */
+function mergedQueued(earlier: QueuedSignal, later: QueuedSignal): QueuedSignal {
+  if ((earlier.inbox || !later.inbox) && (earlier.interleaved || !later.interleaved)) return earlier;
+  return { kind: 'queued', inbox: !!(earlier.inbox || later.inbox), interleaved: !!(earlier.interleaved || later.interleaved) };
 }

@@ -26,6 +26,8 @@ import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 const INTAKE_BATCH = 200;
 /** What every accepted call publishes: one frozen object, not one per call. */
 const QUEUED_IN_INBOX: TaskSignal = Object.freeze({ kind: 'queued', inbox: true });
+/** ... when its organization is not the previous entry's: the worker then settles the whole inbox (fair claims). */
+const QUEUED_IN_INBOX_INTERLEAVED: TaskSignal = Object.freeze({ kind: 'queued', inbox: true, interleaved: true });
 
 /** A submission that passed its checks: the agent it runs, its strategies and the fields its run stores. */
 interface Prepared {
@@ -94,8 +96,9 @@ export class TaskSubmissions implements TaskSubmitter {
       return this.commit(s, prepared).then((c) => c.task.id);
     }
     const id = s.newTaskId ?? newId();
+    const interleaved = this.d.inbox.interleaves(s.organizationId);
     return this.d.inbox.append(newTaskRow(s, id, prepared.fields, prepared.now)).then(() => {
-      this.d.signals.publish(QUEUED_IN_INBOX);
+      this.d.signals.publish(interleaved ? QUEUED_IN_INBOX_INTERLEAVED : QUEUED_IN_INBOX);
       return id;
     });
   }

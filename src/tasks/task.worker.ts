@@ -86,7 +86,7 @@ export class TaskWorker implements Startable, LocalSlots {
     if (this.active) return;
     this.active = true;
     this.unsubscribe = this.d.signals.on((s) => {
-      if (s.kind === 'queued') this.claimer.taskQueued(s.inbox);
+      if (s.kind === 'queued') this.claimer.taskQueued(s.inbox, s.interleaved);
       // Stops and decisions change the status; the trace events this worker appends itself do not, and neither does
       // the outcome a settling run has just recorded (checking it would cost a query per run for nothing).
       else if (s.statusChanged) this.supervisor.statusChanged(s.organizationId, s.taskId);

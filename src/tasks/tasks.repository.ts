@@ -5,6 +5,7 @@ import type { Database } from '../db/schema.js';
 import { releaseTaskFiles, type ReleasedBlob } from '../files/file-lifetime.repository.js';
 import type { TaskStatus } from './task.types.js';
 import { whereTextMatches, windowStart } from './task-text-search.js';
+import { nextFairRank, rankPending } from './task-fair-ranks.repository.js';
 
 /** What a task drops when its run ends (finished, failed, stopped): the lease, the user's tokens, a pending approval. */
 export const RELEASED_ON_FINISH = { lease_owner: null, lease_expires_at: null, sealed_user_tokens: null, hitl_request: null, hitl_decision: null } as const;
@@ -72,12 +73,17 @@ export class TasksRepository {
     return trx.selectFrom('tasks').selectAll().where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
   }
 
+  /** A lone new task; a pending one is ranked first (task-fair-ranks.repository.ts). */
   async insert(trx: Transaction<Database>, row: NewTaskRow): Promise<void> {
-    await trx.insertInto('tasks').values(row).execute();
+    const ranked = { ...row };
+    await rankPending(trx, this.db.dialect, [ranked]);
+    await trx.insertInto('tasks').values(ranked).execute();
   }
 
   /** Starts the next run of a finished conversation; false when the task is not final (still queued or running). */
   async continueRun(trx: Transaction<Database>, orgId: string, id: string, fields: ContinuationFields, now: number): Promise<TaskRow | undefined> {
+    // Reserved before it is known whether the task is final: a refused continuation rolls the transaction back.
+    const rank = await nextFairRank(trx, this.db.dialect, orgId, now);
     return trx
       .updateTable('tasks')
       .set((eb) => ({
@@ -93,6 +99,7 @@ export class TasksRepository {
         hitl_request: null,
         hitl_decision: null,
         queued_at: now,
+        fair_rank: rank,
         updated_at: now,
         started_at: null,
         finished_at: null,
@@ -117,6 +124,8 @@ export class TasksRepository {
   /** insertNew within the caller's transaction (the task inbox moves its rows with it). */
   async insertNewIn(trx: Transaction<Database> | Db['kysely'], items: { task: NewTaskRow; event: NewEventRow }[]): Promise<number[]> {
     const tasks = items.map((i) => i.task);
+    // The claim's order of the pending ones; a batch of synchronous runs (inserted claimed) reads nothing here.
+    await rankPending(trx, this.db.dialect, tasks);
     const runs = items.map(({ task: t }) => ({ organization_id: t.organization_id, task_id: t.id, run: t.run ?? 1, agent_id: t.agent_id, created_at: t.created_at }));
     const events = items.map((i) => i.event);
     let seqs: { task_id: string; seq: number }[];

@@ -50,8 +50,13 @@ export interface TasksTables {
     lease_owner: string | null;
     lease_expires_at: number | null;
     heartbeat_at: number | null;
-    /** Queue order, and the earliest time the task may be claimed (retry back-off). */
+    /** The earliest time the task may be claimed (retry back-off); the order within a fair rank. */
     queued_at: number;
+    /**
+     * The claim's order while pending (task-fair-ranks.repository.ts): fair across organizations, oldest first within
+     * one. Given whenever the task enters the queue; null for a task that never waited (a synchronous run).
+     */
+    fair_rank: number | null;
     hitl_request: string | null;
     hitl_decision: string | null;
     created_at: number;
@@ -89,6 +94,14 @@ export interface TasksTables {
     run: number;
     agent_id: string;
     created_at: number;
+  };
+  /**
+   * Each organization's highest fair rank given (task-fair-ranks.repository.ts): where its next task entering the
+   * queue goes, unless the claim frontier is past it. One row per organization that ever queued a task.
+   */
+  task_queue_ranks: {
+    organization_id: string;
+    last_rank: number;
   };
   /**
    * New tasks of asynchronous webhook calls, committed before the call is answered and moved into `tasks` (with

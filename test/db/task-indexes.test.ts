@@ -6,7 +6,8 @@ import { TEST_DBS } from '../support/databases.js';
 import { openMigratedDb } from '../support/migrated-db.js';
 
 /**
- * Migration 0009 made three task indexes partial (IS NOT NULL), 0026 the queue index (`status = 'pending'`). The
+ * Migration 0009 made three task indexes partial (IS NOT NULL), 0026 the queue index (`status = 'pending'`), which
+ * 0030 keyed by fair rank (and the frontier of an idle queue, `task_queue_ranks_last_idx`). The
  * queries that need them must still use them: a partial index is only chosen when the query implies its condition.
  */
 const QUERIES: [string, string][] = [
@@ -15,9 +16,13 @@ const QUERIES: [string, string][] = [
   // (Without the ORDER BY of the real query: on an empty table either index is as cheap; usability is the point.)
   ['tasks_parent_idx', `select id from tasks where organization_id = 'o' and parent_execution in ('a', 'b')`],
   // The claim's candidates (TaskQueueRepository.claimStatement), SQLite's pending probe, and the /metrics reads.
-  ['tasks_pending_idx', `select organization_id, id from tasks where status = 'pending' and queued_at <= 5 order by queued_at limit 4`],
-  ['tasks_pending_idx', `select id from tasks where status = 'pending' and queued_at <= 5 limit 1`],
-  ['tasks_pending_idx', `select count(*), min(queued_at) from tasks where status = 'pending'`],
+  ['tasks_fair_idx', `select organization_id, id from tasks where status = 'pending' and queued_at <= 5 order by fair_rank, queued_at limit 4`],
+  ['tasks_fair_idx', `select id from tasks where status = 'pending' and queued_at <= 5 limit 1`],
+  ['tasks_fair_idx', `select count(*), min(queued_at) from tasks where status = 'pending'`],
+  // The ranks of tasks entering the queue (task-fair-ranks.repository.ts): the frontier, in the queue
+  // or, when nothing there is due, the highest rank given.
+  ['tasks_fair_idx', `select fair_rank from tasks where status = 'pending' and queued_at <= 5 and fair_rank is not null order by fair_rank limit 1`],
+  ['task_queue_ranks_last_idx', `select last_rank from task_queue_ranks order by last_rank desc limit 1`],
   ['tasks_lease_idx', `select status, count(*) from tasks where status in ('executing', 'paused') and lease_expires_at is not null group by status`],
 ];
 
@@ -48,7 +53,8 @@ describe.each(TEST_DBS)('partial task indexes (%s)', (kind) => {
         ? sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'tasks'`
         : sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'tasks'`;
     const names = (await q.execute(db.kysely)).rows.map((r) => r.name);
-    expect(names).toContain('tasks_pending_idx');
+    expect(names).toContain('tasks_fair_idx');
+    expect(names).not.toContain('tasks_pending_idx');
     expect(names).not.toContain('tasks_queue_idx');
   });
 });

@@ -240,9 +240,10 @@ describe('task inbox settling', () => {
       started_at: null,
       finished_at: null,
       schedule_id: 's',
+      fair_rank: 7,
     } as TaskRow;
     expect(expandRow(compactRow(row))).toEqual(row);
-    const typical = { ...row, source: 'webhook', schedule_id: null, input_files: '[]', input_user: null, user_id: null, title: null, additional_context: null, instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, parent_execution: null, call_depth: 0 } as TaskRow;
+    const typical = { ...row, source: 'webhook', schedule_id: null, fair_rank: null, input_files: '[]', input_user: null, user_id: null, title: null, additional_context: null, instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, parent_execution: null, call_depth: 0 } as TaskRow;
     expect(expandRow(compactRow(typical))).toEqual(typical);
     // The ten columns every new task sets, by position, and nothing else.
     expect(JSON.parse(compactRow(typical))).toEqual(['o', 't', 'a', '3', 'hello', null, null, null, 3, 5]);

@@ -68,6 +68,18 @@ describe('task signals across processes (PostgreSQL)', () => {
     await Promise.all([sa.close(), sb.close()]);
   });
 
+  it("carries a queued signal's interleaved mark (TaskInbox.interleaves), merged over a flush", async () => {
+    const [sa, sb] = [signalsOf(a), signalsOf(b)];
+    const [, heardB] = await Promise.all([listening(sa), listening(sb)]);
+    sa.publish({ kind: 'queued', inbox: true });
+    sa.publish({ kind: 'queued', inbox: true, interleaved: true });
+    sa.publish({ kind: 'queued', inbox: true });
+    await vi.waitFor(() => expect(heardB.length).toBeGreaterThanOrEqual(1), { timeout: 5000 });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(heardB).toEqual([{ kind: 'queued', inbox: true, interleaved: true }]);
+    await Promise.all([sa.close(), sb.close()]);
+  });
+
   it('takes the one-signal payloads of an earlier version, and ignores malformed ones', async () => {
     const sb = signalsOf(b);
     const heardB = await listening(sb);
