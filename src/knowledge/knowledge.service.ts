@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import { deadlineSignal } from '../lib/abort.js';
 import { isoOrNull, isoTime, type Clock } from '../lib/clock.js';
 import { newId, UUID_RE } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
@@ -235,8 +236,13 @@ export class KnowledgeService {
     if (this.embeddings) {
       try {
         // No retries and a short deadline: a search waits for no endpoint; it answers lexically instead.
-        const deadline = AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS);
-        const [vector] = await this.embeddings.embed([query], signal ? AbortSignal.any([signal, deadline]) : deadline, 0);
+        const deadline = deadlineSignal(signal, QUERY_EMBED_TIMEOUT_MS);
+        let vector: number[] | undefined;
+        try {
+          [vector] = await this.embeddings.embed([query], deadline.signal, 0);
+        } finally {
+          deadline.release();
+        }
         lists.push((await this.chunks.vector(org, scoped, this.embeddings.model, vector!, pool)).map((seq) => ({ seq })));
       } catch (e) {
         if (signal?.aborted) throw e;
