@@ -192,12 +192,13 @@ export class KnowledgeService {
   }
 
   /**
-   * Several documents at once (xpander's DELETE /knowledge_bases/{id}): all are checked first, so a missing one deletes
-   * none. Their files go in the same transaction, as in `delete`.
+   * Several documents at once (xpander's DELETE /knowledge_bases/{id}): all are checked first (in slices, not one
+   * query each), so a missing one deletes none. Their files go in the same transaction, as in `delete`.
    */
   async deleteDocuments(org: string, kbId: string, ids: string[]): Promise<void> {
-    const docIds: string[] = [];
-    for (const id of new Set(ids)) docIds.push((await this.requireDocument(org, kbId, id)).id);
+    await this.requireKb(org, kbId);
+    const docIds = [...new Set(ids)];
+    if ((await this.missingDocuments(org, kbId, docIds)).length) throw AppError.notFound('Document');
     const released = await this.repo.transaction(async (k) => {
       const docs = await this.repo.deleteDocuments(k, org, kbId, docIds);
       await this.jobs.deleteForRefs(k, org, docIds);
