@@ -312,7 +312,16 @@ function otelConfig(e: z.output<typeof EnvSchema>): Config['otel'] {
   return { tracesUrl: url, headers, serviceName: e.OTEL_SERVICE_NAME, captureContent: e.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT === true };
 }
 
-/** Where the remote CLI commands (agents, invoke, tasks, keys list|revoke) send their requests; flags override. */
-export function cliTarget(env: NodeJS.ProcessEnv = process.env): { url: string; apiKey?: string } {
-  return { url: (env.AGENTRY_URL || 'http://localhost:8080').replace(/\/+$/, ''), apiKey: env.AGENTRY_API_KEY || undefined };
+/**
+ * Where the remote CLI commands (agents, invoke, tasks, keys list|revoke) send their requests, and how long one may
+ * take (AGENTRY_CLI_TIMEOUT_MS, src/cli/api-client.ts); flags override the first two.
+ */
+export function cliTarget(env: NodeJS.ProcessEnv = process.env): { url: string; apiKey?: string; timeoutMs?: number } {
+  const timeout = env.AGENTRY_CLI_TIMEOUT_MS;
+  let timeoutMs: number | undefined;
+  if (timeout) {
+    timeoutMs = Number(timeout);
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 100) throw new Error(`AGENTRY_CLI_TIMEOUT_MS must be a whole number of milliseconds, at least 100 (got ${JSON.stringify(timeout)})`);
+  }
+  return { url: (env.AGENTRY_URL || 'http://localhost:8080').replace(/\/+$/, ''), apiKey: env.AGENTRY_API_KEY || undefined, timeoutMs };
 }

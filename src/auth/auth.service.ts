@@ -1,8 +1,9 @@
-import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { AppError } from '../errors.js';
 import { constantTimeEqualHex, sha256Hex } from '../lib/secret-box.js';
 import type { OrgsRepository } from '../orgs/orgs.repository.js';
 import { keyLookup } from '../orgs/orgs.service.js';
+import { issuerUnavailable, remoteKeySet } from './issuer-keys.js';
 import type { Principal } from './principal.js';
 import { isRole, type KeyRole } from './roles.js';
 
@@ -23,7 +24,8 @@ export class AuthService {
     private readonly orgs: OrgsRepository,
     private readonly jwt?: JwtSettings,
   ) {
-    if (jwt) this.jwks = createRemoteJWKSet(new URL(jwt.jwksUrl));
+    // The operator's issuer, not a tenant's URL: fetched directly, not through the egress policy.
+    if (jwt) this.jwks = remoteKeySet(jwt.jwksUrl, fetch);
   }
 
   /** 401 when nothing is presented, 403 when what is presented is wrong. */
@@ -47,8 +49,9 @@ export class AuthService {
     let payload: Record<string, unknown>;
     try {
       ({ payload } = await jwtVerify(token, this.jwks, { issuer: this.jwt.issuer, audience: this.jwt.audience }));
-    } catch {
-      throw new AppError('forbidden', 'Invalid API key');
+    } catch (e) {
+      // An issuer whose keys cannot be read is not the caller's fault: 503, not 403.
+      throw issuerUnavailable(e, 'JWT issuer') ?? new AppError('forbidden', 'Invalid API key');
     }
     const claim = payload[this.jwt.orgClaim];
     if (typeof claim !== 'string' || !claim) throw new AppError('forbidden', 'Invalid API key');

@@ -1,9 +1,10 @@
-import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { AgentConfig } from '../agents/agent.schemas.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { SafeFetch } from '../net/index.js';
 import type { TaskUser } from '../tasks/task.types.js';
+import { discoverJwksUrl, issuerUnavailable, remoteKeySet } from './issuer-keys.js';
 import { userTokenOf } from './pre-auth-token.js';
 
 export interface PreAuthSettings {
@@ -110,24 +111,13 @@ export class PreAuthService {
 
   private async discover(): Promise<JWTVerifyGetKey> {
     const s = this.settings!;
-    let url = s.jwksUrl;
-    if (!url) {
-      const res = await this.fetch(`${s.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5000) });
-      if (!res.ok) throw new Error(`OIDC discovery answered ${res.status}`);
-      const doc = (await res.json()) as { jwks_uri?: unknown };
-      if (typeof doc.jwks_uri !== 'string') throw new Error('OIDC discovery document has no jwks_uri');
-      url = doc.jwks_uri;
-    }
-    // jose caches the keys and refetches (at most every 30 s) when a token names a key id it does not know.
-    return createRemoteJWKSet(new URL(url), { timeoutDuration: 5000, [customFetch]: (u, init) => this.fetch(u, init as RequestInit) });
+    return remoteKeySet(s.jwksUrl ?? (await discoverJwksUrl(s.issuer, this.fetch)), this.fetch);
   }
 
   private failure(e: unknown): AppError {
     if (e instanceof AppError) return e;
-    // A bare JOSEError is jose's "the JWKS endpoint did not answer 200 with a key set": the issuer's trouble, not the token's.
-    if (e instanceof errors.JWKSTimeout || !(e instanceof errors.JOSEError) || e.constructor === errors.JOSEError) {
-      return new AppError('unavailable', "The OIDC issuer's keys could not be fetched; retry later", { retryAfter: 5, cause: e });
-    }
+    const unavailable = issuerUnavailable(e, 'OIDC issuer');
+    if (unavailable) return unavailable;
     if (e instanceof errors.JWTExpired) return userTokenInvalid('expired');
     if (e instanceof errors.JWTClaimValidationFailed) return userTokenInvalid(`the ${e.claim} claim does not match`);
     return userTokenInvalid();

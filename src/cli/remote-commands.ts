@@ -18,7 +18,8 @@ export const REMOTE_USAGE = `  agents list [--page N] [--per-page N] [--json]
   tasks get TASK_ID             the task (JSON)
   keys list [--json]            API keys of the organization (no secrets)
   keys revoke KEY_ID
-remote commands use AGENTRY_URL (default http://localhost:8080) and AGENTRY_API_KEY, or --url and --api-key`;
+remote commands use AGENTRY_URL (default http://localhost:8080) and AGENTRY_API_KEY, or --url and --api-key;
+AGENTRY_CLI_TIMEOUT_MS (default 600000) bounds one request`;
 
 export interface Output {
   /** A line to stdout. */
@@ -54,8 +55,14 @@ export async function runRemote(argv: string[], io: Output, env: NodeJS.ProcessE
     return 2;
   }
   const { values, positionals } = parsed;
-  const target = cliTarget(env);
-  const client = new ApiClient((values.url ?? target.url).replace(/\/+$/, ''), values['api-key'] ?? target.apiKey);
+  let target;
+  try {
+    target = cliTarget(env);
+  } catch (e) {
+    io.err(`agentry: ${(e as Error).message}`);
+    return 2;
+  }
+  const client = new ApiClient((values.url ?? target.url).replace(/\/+$/, ''), values['api-key'] ?? target.apiKey, fetch, target.timeoutMs);
   const print = (v: unknown) => io.out(JSON.stringify(v, null, 2));
   try {
     switch (command) {

@@ -3,7 +3,7 @@ import { cosineOrder, hasEmbedding, pgEmbeddingColumns } from '../db/cosine-orde
 import type { Db } from '../db/database.js';
 import { rawRead } from '../db/list-reads.js';
 import type { Database } from '../db/schema.js';
-import { batches } from '../db/batches.js';
+import { batches, VALUES_PER_IN_LIST } from '../db/batches.js';
 import type { SearchScope } from './search-scope.js';
 
 export interface NewChunk {
@@ -49,9 +49,11 @@ export class ChunkStoreRepository {
     }
   }
 
-  async deleteForDocuments(k: Kysely<Database>, org: string, documentIds: string[]): Promise<void> {
-    if (!documentIds.length) return;
-    await k.deleteFrom('kb_chunks').where('organization_id', '=', org).where('document_id', 'in', documentIds).execute();
+  /** In slices (db/batches.ts): a set of documents may be more than one statement can bind. */
+  async deleteForDocuments(k: Kysely<Database>, org: string, documentIds: readonly string[]): Promise<void> {
+    for (const batch of batches(documentIds, VALUES_PER_IN_LIST)) {
+      await k.deleteFrom('kb_chunks').where('organization_id', '=', org).where('document_id', 'in', batch).execute();
+    }
   }
 
   async deleteForKb(k: Kysely<Database>, org: string, kbId: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { embedMany, type EmbeddingModel } from 'ai';
+import { deadlineSignal } from '../lib/abort.js';
 import { boundedFetch } from '../net/bounded-response.js';
 
 /** Turns texts into vectors. Absent when no embedding endpoint is configured: search is then lexical only. */
@@ -43,10 +44,13 @@ export class OpenAiCompatibleEmbeddings implements EmbeddingProvider {
   async embed(texts: string[], signal?: AbortSignal, maxRetries = 2): Promise<number[][]> {
     const out: number[][] = [];
     for (let i = 0; i < texts.length; i += BATCH) {
-      const deadline = AbortSignal.timeout(this.timeoutMs);
-      const abortSignal = signal ? AbortSignal.any([signal, deadline]) : deadline;
-      const { embeddings } = await embedMany({ model: this.embeddingModel, values: texts.slice(i, i + BATCH), abortSignal, maxRetries });
-      out.push(...embeddings);
+      const deadline = deadlineSignal(signal, this.timeoutMs);
+      try {
+        const { embeddings } = await embedMany({ model: this.embeddingModel, values: texts.slice(i, i + BATCH), abortSignal: deadline.signal, maxRetries });
+        out.push(...embeddings);
+      } finally {
+        deadline.release();
+      }
     }
     return out;
   }

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { batches, VALUES_PER_IN_LIST } from '../db/batches.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
@@ -180,9 +181,9 @@ export class JobQueueRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  async deleteForRefs(k: Kysely<Database>, org: string, refIds: string[]): Promise<void> {
-    if (!refIds.length) return;
-    await k.deleteFrom('jobs').where('organization_id', '=', org).where('ref_id', 'in', refIds).execute();
+  /** In slices (db/batches.ts): a knowledge base's documents may be more than one statement can bind. */
+  async deleteForRefs(k: Kysely<Database>, org: string, refIds: readonly string[]): Promise<void> {
+    for (const batch of batches(refIds, VALUES_PER_IN_LIST)) await k.deleteFrom('jobs').where('organization_id', '=', org).where('ref_id', 'in', batch).execute();
   }
 
   /** The newest job of an object (for showing attempts). */

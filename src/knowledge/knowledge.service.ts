@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js';
+import { deadlineSignal } from '../lib/abort.js';
 import { isoOrNull, isoTime, type Clock } from '../lib/clock.js';
 import { newId, UUID_RE } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
@@ -191,12 +192,13 @@ export class KnowledgeService {
   }
 
   /**
-   * Several documents at once (xpander's DELETE /knowledge_bases/{id}): all are checked first, so a missing one deletes
-   * none. Their files go in the same transaction, as in `delete`.
+   * Several documents at once (xpander's DELETE /knowledge_bases/{id}): all are checked first (in slices, not one
+   * query each), so a missing one deletes none. Their files go in the same transaction, as in `delete`.
    */
   async deleteDocuments(org: string, kbId: string, ids: string[]): Promise<void> {
-    const docIds: string[] = [];
-    for (const id of new Set(ids)) docIds.push((await this.requireDocument(org, kbId, id)).id);
+    await this.requireKb(org, kbId);
+    const docIds = [...new Set(ids)];
+    if ((await this.missingDocuments(org, kbId, docIds)).length) throw AppError.notFound('Document');
     const released = await this.repo.transaction(async (k) => {
       const docs = await this.repo.deleteDocuments(k, org, kbId, docIds);
       await this.jobs.deleteForRefs(k, org, docIds);
@@ -235,8 +237,13 @@ export class KnowledgeService {
     if (this.embeddings) {
       try {
         // No retries and a short deadline: a search waits for no endpoint; it answers lexically instead.
-        const deadline = AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS);
-        const [vector] = await this.embeddings.embed([query], signal ? AbortSignal.any([signal, deadline]) : deadline, 0);
+        const deadline = deadlineSignal(signal, QUERY_EMBED_TIMEOUT_MS);
+        let vector: number[] | undefined;
+        try {
+          [vector] = await this.embeddings.embed([query], deadline.signal, 0);
+        } finally {
+          deadline.release();
+        }
         lists.push((await this.chunks.vector(org, scoped, this.embeddings.model, vector!, pool)).map((seq) => ({ seq })));
       } catch (e) {
         if (signal?.aborted) throw e;

@@ -19,6 +19,7 @@ import { AnswerTooLarge } from '../net/bounded-response.js';
 import { MAX_LLM_MESSAGE_BYTES } from './llm-limits.js';
 import { z } from 'zod';
 import { ChunkTransform } from './chat-chunk-transform.js';
+import { wrapModel } from './wrap-model.js';
 
 /**
  * The streamed call of the OpenAI Chat Completions protocol, read without the SDK's web-stream pipeline.
@@ -63,16 +64,9 @@ export function withDirectChatStream(sdkModel: LanguageModelV3, config: ChatStre
   // And as postJsonToApi completes them on every call (undici Headers built and read back, ~1.5% of a short run's
   // CPU): once per model here, for the calls sent without it (postChat).
   const sent = withUserAgentSuffix({ 'Content-Type': 'application/json', ...headers }, `ai-sdk/provider-utils/${PROVIDER_UTILS_VERSION}`, getRuntimeEnvironmentUserAgent());
-  return {
-    specificationVersion: 'v3',
-    provider: sdkModel.provider,
-    modelId: sdkModel.modelId,
-    get supportedUrls() {
-      return sdkModel.supportedUrls;
-    },
-    doGenerate: (options) => sdkModel.doGenerate(options),
+  return wrapModel(sdkModel, {
     doStream: (options) => (isPlainCall(options) ? streamChat(sdkModel.modelId, url, { headers, sent }, config, options) : sdkModel.doStream(options)),
-  };
+  });
 }
 
 /** Only the prompt, tools and abort signal: the options whose translation this path shares with the SDK. */

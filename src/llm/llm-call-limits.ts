@@ -2,6 +2,7 @@ import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provide
 import type { LanguageModel } from 'ai';
 import { linkedController } from '../lib/abort.js';
 import { partReaderOf, readableOfParts, type PartReader } from './chat-completions-stream.js';
+import { wrapModel } from './wrap-model.js';
 
 /**
  * The bounds of one LLM call (docs/operations.md#settings). Without them an endpoint that never answers, or that
@@ -84,14 +85,7 @@ export function withCallLimits(
 ): LanguageModel {
   if (typeof model === 'string' || model.specificationVersion !== 'v3') return model;
   const inner = model;
-  return {
-    specificationVersion: 'v3',
-    provider: inner.provider,
-    modelId: inner.modelId,
-    get supportedUrls() {
-      return inner.supportedUrls;
-    },
-    doGenerate: (options) => inner.doGenerate(options),
+  return wrapModel(inner, {
     doStream: async (options) => {
       const startedAt = Date.now();
       // The call's own signal: a bound passed ends the HTTP exchange itself, not only our reading of it. Linked to the
@@ -121,7 +115,7 @@ export function withCallLimits(
         headersArrived.delete(signal);
       }
     },
-  };
+  });
 }
 
 const totalMessage = (l: LlmCallLimits) => `the answer did not end within ${seconds(l.totalMs)} (AGENTRY_LLM_CALL_TIMEOUT_MS)`;

@@ -1,5 +1,6 @@
 import { GuardrailRefusal } from '../guardrails/guardrail.types.js';
 import type { GuardrailService } from '../guardrails/guardrails.service.js';
+import { deadlineSignal } from '../lib/abort.js';
 import type { Startable } from '../lib/lifecycle.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -100,13 +101,23 @@ export class MemoryExtractor implements RunObserver, Startable {
     }
   }
 
-  private async extract({ req, outcome }: Job): Promise<void> {
+  private async extract(job: Job): Promise<void> {
+    // Released when the extraction ends: the shutdown signal lives as long as the service and would gather a listener
+    // per extraction.
+    const deadline = deadlineSignal(this.stopping.signal, EXTRACTION_LIMITS.timeoutMs);
+    try {
+      await this.extractWithin(job, deadline.signal);
+    } finally {
+      deadline.release();
+    }
+  }
+
+  private async extractWithin({ req, outcome }: Job, signal: AbortSignal): Promise<void> {
     const { task, agent } = req;
     const org = task.organization_id;
     const s = memorySettings(agent);
     const userId = s.userMemories ? taskUserId(task) : null;
     const started = this.deps.clock.now();
-    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(EXTRACTION_LIMITS.timeoutMs)]);
     const resolved = await this.deps.llm.resolve(agent);
     const query = task.input.text ?? '';
     const known = await this.deps.memories.recall(org, agent.id, userId, query, { user: userId !== null, shared: s.agentMemories });

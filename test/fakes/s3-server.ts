@@ -8,6 +8,7 @@
  *   s3.failDeletes = true;   // DELETE answers 503 (a store that is down) until set back
  *   s3.stall = true;         // every request is read and never answered (a stalled endpoint) until set back
  *   s3.endlessGets = true;   // a GET of an existing object answers 200 and streams bytes until the client hangs up
+ *   env: { ...s3Env(s3, creds), AGENTRY_S3_TIMEOUT_MS: '300' }   // the settings that point the service at it
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -48,7 +49,25 @@ async function readAll(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export async function startS3Server(creds: { accessKeyId: string; secretAccessKey: string; region: string }): Promise<FakeS3> {
+export interface S3Creds {
+  accessKeyId: string;
+  secretAccessKey: string;
+  region: string;
+}
+
+/** The settings that make the service store its files in `s3` under `bucket`, signing with `creds`. */
+export function s3Env(s3: Pick<FakeS3, 'url'>, creds: S3Creds, bucket = 'files'): Record<string, string> {
+  return {
+    AGENTRY_BLOB_STORE: 's3',
+    AGENTRY_S3_ENDPOINT: s3.url,
+    AGENTRY_S3_BUCKET: bucket,
+    AGENTRY_S3_REGION: creds.region,
+    AGENTRY_S3_ACCESS_KEY_ID: creds.accessKeyId,
+    AGENTRY_S3_SECRET_ACCESS_KEY: creds.secretAccessKey,
+  };
+}
+
+export async function startS3Server(creds: S3Creds): Promise<FakeS3> {
   const objects = new Map<string, Buffer>();
   const state = { rejected: 0, failDeletes: false, stall: false, endlessGets: false, requests: 0 };
   const server = createServer(async (req, res) => {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Kysely } from 'kysely';
 import { TEST_DBS } from '../support/harness.js';
-import { startS3Server, type FakeS3 } from '../fakes/s3-server.js';
+import { s3Env, startS3Server, type FakeS3 } from '../fakes/s3-server.js';
 import { DAY, HOUR, lifetimeApp, type LifetimeApp } from './lifetime-app.js';
 
 describe.each(TEST_DBS)('uploaded files go with their task (%s)', (kind) => {
@@ -130,14 +130,7 @@ describe.each(TEST_DBS)('blob deletions that fail (%s)', (kind) => {
   beforeAll(async () => {
     s3 = await startS3Server(creds);
     a = await lifetimeApp(kind, {
-      env: {
-        AGENTRY_BLOB_STORE: 's3',
-        AGENTRY_S3_ENDPOINT: s3.url,
-        AGENTRY_S3_BUCKET: 'files',
-        AGENTRY_S3_REGION: creds.region,
-        AGENTRY_S3_ACCESS_KEY_ID: creds.accessKeyId,
-        AGENTRY_S3_SECRET_ACCESS_KEY: creds.secretAccessKey,
-      },
+      env: s3Env(s3, creds),
     });
   });
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { FileDisposal } from '../../src/files/file-disposal.js';
 import { FilesService } from '../../src/files/files.service.js';
 import { KnowledgeRepository } from '../../src/knowledge/knowledge.repository.js';
-import { startS3Server, type FakeS3 } from '../fakes/s3-server.js';
+import { s3Env, startS3Server, type FakeS3 } from '../fakes/s3-server.js';
 import { createKb, uploadFiles } from '../knowledge/kb-helpers.js';
 import { TEST_DBS } from '../support/harness.js';
 import { HOUR, lifetimeApp, type LifetimeApp } from './lifetime-app.js';
@@ -37,14 +37,7 @@ describe.each(TEST_DBS)("knowledge documents' files go with their documents (%s)
     // No worker: nothing indexes or sweeps but what a test calls.
     a = await lifetimeApp(kind, {
       worker: false,
-      env: {
-        AGENTRY_BLOB_STORE: 's3',
-        AGENTRY_S3_ENDPOINT: s3.url,
-        AGENTRY_S3_BUCKET: 'files',
-        AGENTRY_S3_REGION: creds.region,
-        AGENTRY_S3_ACCESS_KEY_ID: creds.accessKeyId,
-        AGENTRY_S3_SECRET_ACCESS_KEY: creds.secretAccessKey,
-      },
+      env: s3Env(s3, creds),
     });
   });
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3BlobStore, signV4 } from '../../src/files/s3-blob-store.js';
-import { startS3Server, type FakeS3 } from '../fakes/s3-server.js';
+import { s3Env, startS3Server, type FakeS3 } from '../fakes/s3-server.js';
 import { createTestApp, TEST_DBS, type TestApp } from '../support/harness.js';
 import { makePdf } from './builders.js';
 
@@ -31,14 +31,7 @@ describe.each(TEST_DBS)('files on S3-compatible storage (%s)', (kind) => {
   beforeAll(async () => {
     s3 = await startS3Server(creds);
     t = await createTestApp(kind, {
-      env: {
-        AGENTRY_BLOB_STORE: 's3',
-        AGENTRY_S3_ENDPOINT: s3.url,
-        AGENTRY_S3_BUCKET: 'agentry-files',
-        AGENTRY_S3_REGION: creds.region,
-        AGENTRY_S3_ACCESS_KEY_ID: creds.accessKeyId,
-        AGENTRY_S3_SECRET_ACCESS_KEY: creds.secretAccessKey,
-      },
+      env: s3Env(s3, creds, 'agentry-files'),
     });
   });
   afterAll(async () => {

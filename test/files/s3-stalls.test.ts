@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BlobStoreTimeout, BlobTooLarge } from '../../src/files/blob-store-errors.js';
 import { S3BlobStore } from '../../src/files/s3-blob-store.js';
-import { startS3Server, type FakeS3 } from '../fakes/s3-server.js';
+import { s3Env, startS3Server, type FakeS3 } from '../fakes/s3-server.js';
 import { createKb, uploadFiles } from '../knowledge/kb-helpers.js';
 import { TEST_DBS } from '../support/harness.js';
 import { lifetimeApp, multipart, type LifetimeApp } from './lifetime-app.js';
@@ -83,12 +83,7 @@ describe.each(TEST_DBS)('a stalled S3 store fails calls in time and loses nothin
     s3 = await startS3Server(creds);
     a = await lifetimeApp(kind, {
       env: {
-        AGENTRY_BLOB_STORE: 's3',
-        AGENTRY_S3_ENDPOINT: s3.url,
-        AGENTRY_S3_BUCKET: 'files',
-        AGENTRY_S3_REGION: creds.region,
-        AGENTRY_S3_ACCESS_KEY_ID: creds.accessKeyId,
-        AGENTRY_S3_SECRET_ACCESS_KEY: creds.secretAccessKey,
+        ...s3Env(s3, creds),
         AGENTRY_S3_TIMEOUT_MS: String(TIMEOUT_MS),
         // A read is bounded by the larger upload limit: 8 KiB here.
         AGENTRY_MAX_FILE_BYTES: '4096',

@@ -1,9 +1,11 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEventListeners } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OpenAiCompatibleEmbeddings } from '../../src/knowledge/embeddings.js';
 import { AnswerTooLarge } from '../../src/net/bounded-response.js';
+import { startEmbeddingsServer, type EmbeddingsServer } from './embeddings-server.js';
 
 /** `{ url, close }` of a server listening on 127.0.0.1, whose open connections are cut when it closes. */
 async function listen(server: Server | HttpServer): Promise<{ url: string; close(): Promise<void> }> {
@@ -65,5 +67,47 @@ describe('the embeddings endpoint cannot hold a call or fill memory', () => {
     const causes: unknown[] = [];
     for (let c = err; c; c = (c as { cause?: unknown }).cause) causes.push(c);
     expect(causes.some((c) => c instanceof AnswerTooLarge)).toBe(true);
+  });
+});
+
+describe("an embedding call's deadline is linked to the caller's signal, not combined with AbortSignal.any", () => {
+  let emb: EmbeddingsServer;
+  beforeAll(async () => {
+    emb = await startEmbeddingsServer();
+  });
+  afterAll(async () => {
+    await emb?.close();
+  });
+
+  it("costs no AbortSignal.any per batch and leaves no listener on the caller's signal once it ends", async () => {
+    // AbortSignal.any costs ~20 us a call on Node 20 (docs/decisions.md); an indexing job embeds batch after batch.
+    const any = vi.spyOn(AbortSignal, 'any');
+    try {
+      const e = new OpenAiCompatibleEmbeddings({ baseUrl: emb.baseUrl, model: 'm' });
+      const caller = new AbortController();
+      const texts = Array.from({ length: 130 }, (_, i) => `text number ${i}`);
+      const vectors = await e.embed(texts, caller.signal, 0);
+      expect(vectors).toHaveLength(130);
+      expect(emb.requests.length).toBe(3);
+      expect(any).not.toHaveBeenCalled();
+      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    } finally {
+      any.mockRestore();
+    }
+  });
+
+  it("still ends a call the endpoint never answers when the caller's signal aborts, with the caller's reason", async () => {
+    emb.hang = true;
+    try {
+      const e = new OpenAiCompatibleEmbeddings({ baseUrl: emb.baseUrl, model: 'm', timeoutMs: 60_000 });
+      const caller = new AbortController();
+      const started = performance.now();
+      setTimeout(() => caller.abort(new Error('the search was cancelled')), 100);
+      await expect(e.embed(['a text'], caller.signal, 0)).rejects.toThrow('the search was cancelled');
+      expect(performance.now() - started).toBeLessThan(3000);
+      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    } finally {
+      emb.hang = false;
+    }
   });
 });

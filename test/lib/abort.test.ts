@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { raceAbort } from '../../src/lib/abort.js';
+import { getEventListeners } from 'node:events';
+import { deadlineSignal, raceAbort } from '../../src/lib/abort.js';
 
 /** raceAbort (src/lib/abort.ts): the promise, or the signal's reason, and never an unhandled rejection of either. */
 describe('raceAbort', () => {
@@ -44,5 +45,38 @@ describe('raceAbort', () => {
     fail(c.signal.reason);
     await settle();
     expect(unhandled).toEqual([]);
+  });
+});
+
+/** deadlineSignal (src/lib/abort.ts): AbortSignal.any([parent, AbortSignal.timeout(ms)]) without its cost, released. */
+describe('deadlineSignal', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('aborts with a TimeoutError once its time is up, as AbortSignal.timeout does', async () => {
+    const d = deadlineSignal(undefined, 30);
+    expect(d.signal.aborted).toBe(false);
+    await sleep(80);
+    expect(d.signal.aborted).toBe(true);
+    expect((d.signal.reason as DOMException).name).toBe('TimeoutError');
+  });
+
+  it("aborts with the parent's reason when the parent aborts first, and at once when it already had", () => {
+    const parent = new AbortController();
+    const d = deadlineSignal(parent.signal, 60_000);
+    parent.abort(new Error('stopping'));
+    expect(d.signal.reason).toEqual(new Error('stopping'));
+    d.release();
+    expect(deadlineSignal(parent.signal, 60_000).signal.reason).toEqual(new Error('stopping'));
+  });
+
+  it('once released, leaves no listener on the parent and no timer that could still abort it', async () => {
+    const parent = new AbortController();
+    const d = deadlineSignal(parent.signal, 30);
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(1);
+    d.release();
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(0);
+    await sleep(80);
+    parent.abort(new Error('late'));
+    expect(d.signal.aborted).toBe(false);
   });
 });
