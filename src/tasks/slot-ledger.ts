@@ -96,14 +96,7 @@ export class SlotLedger {
    * the bound a parent waits holding its slot, as before.
    */
   async parkWhile<T>(waiting: Promise<T>): Promise<T> {
-    if (this.lentToChildren >= this.d.concurrency * MAX_LENT_SLOTS_PER_SLOT) return waiting;
-    this.lentToChildren++;
-    this.d.slotFreed();
-    try {
-      return await waiting;
-    } finally {
-      this.lentToChildren--;
-    }
+    return this.lend('lentToChildren', this.d.concurrency * MAX_LENT_SLOTS_PER_SLOT, waiting);
   }
 
   /**
@@ -113,13 +106,18 @@ export class SlotLedger {
    * slot. A run resumed by the decision runs over the concurrency until it ends, as a parent back from its child does.
    */
   async parkForApproval<T>(waiting: Promise<T>): Promise<T> {
-    if (this.lentByPaused >= this.d.maxPausedRuns) return waiting;
-    this.lentByPaused++;
+    return this.lend('lentByPaused', this.d.maxPausedRuns, waiting);
+  }
+
+  /** Lends the waiting run's slot until `waiting` settles, while fewer than `bound` loans of that kind are out. */
+  private async lend<T>(kind: 'lentToChildren' | 'lentByPaused', bound: number, waiting: Promise<T>): Promise<T> {
+    if (this[kind] >= bound) return waiting;
+    this[kind]++;
     this.d.slotFreed();
     try {
       return await waiting;
     } finally {
-      this.lentByPaused--;
+      this[kind]--;
     }
   }
 
