@@ -2,6 +2,7 @@ import { isoTime, type Clock } from '../lib/clock.js';
 import { CALL_DEPTH_HEADER } from '../tasks/call-depth.js';
 import type { Task } from '../tasks/task.types.js';
 import { isEgressRefused } from '../net/index.js';
+import { readTextBounded } from '../net/bounded-response.js';
 import type { SchemaChecker } from '../lib/schema-checker.js';
 import { nextRunNumber } from '../runtime/history.js';
 import { JsonSchemaValidator, parseJsonAnswer } from '../runtime/json-output.js';
@@ -223,26 +224,13 @@ export function aborted(req: RunRequest, clock: Clock, prompt: string): RunAbort
 
 /** Reads a response body up to `max` bytes; a longer one is refused rather than held in memory. */
 export async function readBounded(res: Response, max = MAX_REMOTE_ANSWER_BYTES): Promise<string> {
+  const tooLarge = () => new RemoteAgentError(`The remote answer is larger than ${max} bytes`);
   const declared = Number(res.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > max) {
     await res.body?.cancel();
-    throw new RemoteAgentError(`The remote answer is larger than ${max} bytes`);
+    throw tooLarge();
   }
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      throw new RemoteAgentError(`The remote answer is larger than ${max} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return readTextBounded(res, max, tooLarge);
 }
 
 /**
