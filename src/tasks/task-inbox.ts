@@ -166,6 +166,8 @@ const TYPICAL_NEW_TASK: Readonly<Partial<TaskRow>> = Object.freeze({
   finished_at: null,
   schedule_id: null,
   fair_rank: null,
+  // Always 0 in the inbox: the texts are moved out of the row when it goes into `tasks` (task-payloads.repository.ts).
+  payload_stored: 0,
 });
 
 /** In an entry's title position: the title is the input text itself (a short one-line prompt's title is). */
