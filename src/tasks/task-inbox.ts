@@ -244,6 +244,7 @@ function untypicalColumns(r: TaskRow): Partial<TaskRow> | undefined {
   if (r.finished_at !== null) (x ??= {}).finished_at = r.finished_at;
   if (r.schedule_id !== null) (x ??= {}).schedule_id = r.schedule_id;
   if (r.fair_rank !== null) (x ??= {}).fair_rank = r.fair_rank;
+  if (r.payload_stored !== 0) (x ??= {}).payload_stored = r.payload_stored;
   return x;
 }
 
