@@ -3,7 +3,8 @@
  * holds the event loop when its input is 0, 1, 4 or 8 MB. libsql runs statements on the main thread, so a
  * statement's wall time is the time the loop is blocked. Uses the repositories directly on a fresh libsql file.
  *
- *   npx tsx bench/big-task-rows.ts            (BIG_ROWS_MB=0,1,4,8  BIG_ROWS_REPEAT=5)
+ *   npx tsx bench/big-task-rows.ts            (BIG_ROWS_MB=0,1,4,8  BIG_ROWS_REPEAT=5  BIG_ROWS_DB=postgres: a fresh database
+ *                                              on AGENTRY_TEST_PG_URL's server, where the time is the client's share)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { TaskQueueRepository } from '../src/tasks/task-queue.repository.js';
 import { TasksRepository } from '../src/tasks/tasks.repository.js';
+import { createPgDatabase } from '../test/support/databases.js';
 import { pendingTaskRow } from '../test/support/task-row.js';
 
 const SIZES = (process.env.BIG_ROWS_MB ?? '0,1,4,8').split(',').map(Number);
@@ -21,7 +23,8 @@ const KINDS = ['insert', 'claim', 'event', 'heartbeat', 'finish', 'get'] as cons
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'agentry-bigrows-'));
-  const db = openDatabase({ sqlitePath: join(dir, 'x.db') });
+  const pg = process.env.BIG_ROWS_DB === 'postgres' ? await createPgDatabase() : undefined;
+  const db = openDatabase({ url: pg?.url, sqlitePath: join(dir, 'x.db') });
   await migrate(db, {});
   const tasks = new TasksRepository(db);
   const queue = new TaskQueueRepository(db);
@@ -54,9 +57,10 @@ async function main(): Promise<void> {
     const s = [...xs].sort((a, b) => a - b);
     return `${r1(s[Math.floor(s.length / 2)]!)} / ${r1(s[s.length - 1]!)}`;
   };
-  console.log(`statement time, median / max (ms), over ${REPEAT} tasks of each size, libsql, one process`);
+  console.log(`statement time, median / max (ms), over ${REPEAT} tasks of each size, ${pg ? 'PostgreSQL' : 'libsql'}, one process`);
   console.table(Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, Object.fromEntries(KINDS.map((c) => [c, cell(v[c]!)]))])));
   await db.close();
+  await pg?.drop();
   rmSync(dir, { recursive: true, force: true });
 }
 
