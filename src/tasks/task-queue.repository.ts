@@ -247,9 +247,11 @@ export class TaskQueueRepository {
       const out: (TaskRow | undefined)[] = [];
       const messages: NewMessageRow[] = [];
       const events: NewEventRow[] = [];
-      for (const { lease: l, fields: f, messages: mine, trace, event, now, outbox } of items) {
+      for (const { lease: l, fields: f, messages: mine, trace, event, now, outbox, claimed } of items) {
         const { rows } = await trx.executeQuery<TaskRow>(this.finishUpdate.query(0, (s) => finishValue(s.name, l, f, now)));
-        const row = await withPayload(trx, rows[0]);
+        // The final event shows the texts: those of the claimed row when the worker has it (no run changes them).
+        const updated = rows[0];
+        const row = updated?.payload_stored === 1 && claimed ? { ...updated, ...payloadOf(claimed) } : await withPayload(trx, updated);
         out.push(row);
         if (!row) continue;
         messages.push(...mine);

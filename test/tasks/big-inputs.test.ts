@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { migrate } from '../../src/db/migrate.js';
+import { TaskQueueRepository } from '../../src/tasks/task-queue.repository.js';
 import { TaskRetentionRepository } from '../../src/tasks/task-retention.repository.js';
+import { TasksRepository } from '../../src/tasks/tasks.repository.js';
 import type { Task } from '../../src/tasks/task.types.js';
 import { TEST_DBS } from '../support/harness.js';
+import { openMigratedDb } from '../support/migrated-db.js';
+import { pendingTaskRow } from '../support/task-row.js';
 import { createTasksApp, ScriptedRunner, type TasksApp } from './tasks-harness.js';
 
 /**
@@ -108,5 +113,26 @@ describe.each(TEST_DBS)('large task inputs (%s)', (kind) => {
     expect(swept.deleted).toBe(1);
     expect((await t.req('GET', `/v1/tasks/big-${kind}-old`)).statusCode).toBe(404);
     expect(await payloadRows(`big-${kind}-old`)).toBe(0);
+  });
+});
+
+/** Migration 0031 on tasks an earlier version stored with their texts in the row. */
+describe.each(TEST_DBS)('migration 0031 on large tasks already stored (%s)', (kind) => {
+  it('keeps them readable, claimable and deletable as they were', async () => {
+    const { db, close } = await openMigratedDb(kind, { before: '0031_task_payloads' });
+    try {
+      const text = `old ${'é'.repeat(2_000_000)} end`;
+      const { payload_stored: _aside, ...old } = { ...pendingTaskRow('old-big', Date.now() - 1000), input_text: text, additional_context: 'ctx' };
+      await (db.kysely as any).insertInto('tasks').values(old).execute();
+      await migrate(db);
+      const tasks = new TasksRepository(db);
+      const found = await tasks.find('org', 'old-big');
+      expect([found?.payload_stored, found?.input_text === text, found?.additional_context]).toEqual([0, true, 'ctx']);
+      const claimed = await new TaskQueueRepository(db).claimPending('w', Date.now(), 60_000);
+      expect([claimed?.id, claimed?.input_text === text]).toEqual(['old-big', true]);
+      expect((await tasks.delete('org', 'old-big', Date.now())).deleted).toBe(true);
+    } finally {
+      await close();
+    }
   });
 });
