@@ -1,7 +1,6 @@
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { DialectName } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { TaskRow } from './tasks.repository.js';
 
 /**
  * A large submission's texts live in `task_payloads`, not in the `tasks` row (docs/decisions.md, "Performance:
@@ -18,6 +17,8 @@ export const PAYLOAD_COLUMNS = ['input_text', 'additional_context', 'expected_ou
 /** Above this many characters in all, a task's texts go aside; a row this small costs a write of a few pages. */
 export const PAYLOAD_INLINE_MAX = 16_384;
 
+// The row type spelled here, not imported: tasks.repository.ts imports this module.
+type TaskRow = Selectable<Database['tasks']>;
 type PayloadRow = Insertable<Database['task_payloads']>;
 type PayloadFields = Pick<TaskRow, (typeof PAYLOAD_COLUMNS)[number]>;
 type Reader = Kysely<Database> | Transaction<Database>;
@@ -93,8 +94,13 @@ export async function withPayloads<R extends TaskRow>(k: Reader, rows: R[]): Pro
   }
   return rows.map((r) => {
     const p = r.payload_stored === 1 ? found.get(`${r.organization_id}\u0000${r.id}`) : undefined;
-    return p ? { ...r, input_text: p.input_text, additional_context: p.additional_context ?? null, expected_output: p.expected_output ?? null, instructions_override: p.instructions_override ?? null, output_schema: p.output_schema ?? null } : r;
+    return p ? { ...r, ...textsOf({ additional_context: null, expected_output: null, instructions_override: null, output_schema: null, ...p }) } : r;
   });
+}
+
+/** The texts of a row that has them (read with them, or as submitted), to put on the same row as an update returns it. */
+export function textsOf(r: PayloadFields): PayloadFields {
+  return { input_text: r.input_text, additional_context: r.additional_context, expected_output: r.expected_output, instructions_override: r.instructions_override, output_schema: r.output_schema };
 }
 
 /** withPayloads of one row (or none). */

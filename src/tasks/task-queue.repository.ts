@@ -9,7 +9,7 @@ import { finishInOneStatement, outcome } from './task-finish.repository.js';
 import { CompiledInsert, CompiledOnce, Slot, slot } from '../db/compiled-once.js';
 import type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
 import { nextFairRank } from './task-fair-ranks.repository.js';
-import { withPayload, withPayloads } from './task-payloads.repository.js';
+import { textsOf, withPayload, withPayloads } from './task-payloads.repository.js';
 
 export type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
 
@@ -138,7 +138,7 @@ export class TaskQueueRepository {
           .where('fence', '=', r.fence)
           .returningAll()
           .executeTakeFirst()
-          .then((u) => u && { ...u, ...payloadOf(r) });
+          .then((u) => u && { ...u, ...textsOf(r) });
         if (updated && outbox.length) await trx.insertInto('notification_deliveries').values(outbox).execute();
         return updated;
       });
@@ -251,7 +251,7 @@ export class TaskQueueRepository {
         const { rows } = await trx.executeQuery<TaskRow>(this.finishUpdate.query(0, (s) => finishValue(s.name, l, f, now)));
         // The final event shows the texts: those of the claimed row when the worker has it (no run changes them).
         const updated = rows[0];
-        const row = updated?.payload_stored === 1 && claimed ? { ...updated, ...payloadOf(claimed) } : await withPayload(trx, updated);
+        const row = updated?.payload_stored === 1 && claimed ? { ...updated, ...textsOf(claimed) } : await withPayload(trx, updated);
         out.push(row);
         if (!row) continue;
         messages.push(...mine);
@@ -344,11 +344,6 @@ export class TaskQueueRepository {
   private fenced<O>(q: UpdateQueryBuilder<Database, 'tasks', 'tasks', O>, l: Lease): UpdateQueryBuilder<Database, 'tasks', 'tasks', O> {
     return q.where('organization_id', '=', l.organizationId).where('id', '=', l.taskId).where('fence', '=', l.fence);
   }
-}
-
-/** The texts of a row read with them (withPayloads), for the same row as an update returns it. */
-function payloadOf(r: TaskRow): Partial<TaskRow> {
-  return { input_text: r.input_text, additional_context: r.additional_context, expected_output: r.expected_output, instructions_override: r.instructions_override, output_schema: r.output_schema };
 }
 
 /** RETURNING follows no order: claimed rows are put back in the claim's order, which is the order they are started in. */

@@ -6,7 +6,7 @@ import { releaseTaskFiles, type ReleasedBlob } from '../files/file-lifetime.repo
 import type { TaskStatus } from './task.types.js';
 import { whereTextMatches, windowStart } from './task-text-search.js';
 import { nextFairRank, rankPending } from './task-fair-ranks.repository.js';
-import { insertPayloads, PAYLOAD_COLUMNS, replacePayload, setAside, withPayload, withPayloads } from './task-payloads.repository.js';
+import { insertPayloads, replacePayload, setAside, textsOf, withPayload, withPayloads } from './task-payloads.repository.js';
 
 /** What a task drops when its run ends (finished, failed, stopped): the lease, the user's tokens, a pending approval. */
 export const RELEASED_ON_FINISH = { lease_owner: null, lease_expires_at: null, sealed_user_tokens: null, hitl_request: null, hitl_decision: null } as const;
@@ -113,7 +113,7 @@ export class TasksRepository {
       .returningAll()
       .executeTakeFirst();
     // The texts as given, not read back (a refused continuation rolls the payload's replacement back with it).
-    return row && { ...row, ...Object.fromEntries(PAYLOAD_COLUMNS.map((c) => [c, fields[c]])) };
+    return row && { ...row, ...textsOf(fields) };
   }
 
   /**
