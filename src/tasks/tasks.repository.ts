@@ -76,8 +76,9 @@ export class TasksRepository {
 
   /** A lone new task; a pending one is ranked first (task-fair-ranks.repository.ts). */
   async insert(trx: Transaction<Database>, row: NewTaskRow): Promise<void> {
-    const { rows, payloads } = setAside(this.db.dialect, [{ ...row } as TaskRow]);
-    await rankPending(trx, this.db.dialect, rows);
+    const ranked = { ...row };
+    await rankPending(trx, this.db.dialect, [ranked]);
+    const { rows, payloads } = setAside(this.db.dialect, [ranked as TaskRow]);
     await trx.insertInto('tasks').values(rows[0]!).execute();
     await insertPayloads(trx, payloads);
   }
@@ -128,10 +129,11 @@ export class TasksRepository {
 
   /** insertNew within the caller's transaction (the task inbox moves its rows with it). */
   async insertNewIn(trx: Transaction<Database> | Db['kysely'], items: { task: NewTaskRow; event: NewEventRow }[]): Promise<number[]> {
-    // A large task's texts go to task_payloads (libsql only: insertNew's PostgreSQL statement stays one statement).
-    const { rows: tasks, payloads } = setAside(this.db.dialect, items.map((i) => i.task as TaskRow));
+    const given = items.map((i) => i.task);
     // The claim's order of the pending ones; a batch of synchronous runs (inserted claimed) reads nothing here.
-    await rankPending(trx, this.db.dialect, tasks);
+    await rankPending(trx, this.db.dialect, given);
+    // A large task's texts go to task_payloads (libsql only: insertNew's PostgreSQL statement stays one statement).
+    const { rows: tasks, payloads } = setAside(this.db.dialect, given as TaskRow[]);
     const runs = items.map(({ task: t }) => ({ organization_id: t.organization_id, task_id: t.id, run: t.run ?? 1, agent_id: t.agent_id, created_at: t.created_at }));
     const events = items.map((i) => i.event);
     let seqs: { task_id: string; seq: number }[];
