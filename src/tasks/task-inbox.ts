@@ -166,6 +166,8 @@ const TYPICAL_NEW_TASK: Readonly<Partial<TaskRow>> = Object.freeze({
   finished_at: null,
   schedule_id: null,
   fair_rank: null,
+  // Always 0 in the inbox: the texts are moved out of the row when it goes into `tasks` (task-payloads.repository.ts).
+  payload_stored: 0,
 });
 
 /** In an entry's title position: the title is the input text itself (a short one-line prompt's title is). */
@@ -242,6 +244,7 @@ function untypicalColumns(r: TaskRow): Partial<TaskRow> | undefined {
   if (r.finished_at !== null) (x ??= {}).finished_at = r.finished_at;
   if (r.schedule_id !== null) (x ??= {}).schedule_id = r.schedule_id;
   if (r.fair_rank !== null) (x ??= {}).fair_rank = r.fair_rank;
+  if (r.payload_stored !== 0) (x ??= {}).payload_stored = r.payload_stored;
   return x;
 }
 

@@ -9,6 +9,7 @@ import { finishInOneStatement, outcome } from './task-finish.repository.js';
 import { CompiledInsert, CompiledOnce, Slot, slot } from '../db/compiled-once.js';
 import type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
 import { nextFairRank } from './task-fair-ranks.repository.js';
+import { textsOf, withPayload, withPayloads } from './task-payloads.repository.js';
 
 export type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
 
@@ -59,7 +60,8 @@ export class TaskQueueRepository {
    */
   async claimPendingBatch(owner: string, now: number, leaseMs: number, limit: number): Promise<TaskRow[]> {
     const { rows } = await this.db.kysely.executeQuery<TaskRow>(this.pendingClaim.query(0, (s) => claimValue(s.name, owner, now, leaseMs, limit)));
-    return inQueueOrder(rows);
+    // A large task's texts, read for the run (its row, claimed above, is small: task-payloads.repository.ts).
+    return withPayloads(this.db.kysely, inQueueOrder(rows));
   }
 
   /** Claims a task whose worker stopped heart-beating (it died), while it has attempts left. */
@@ -76,7 +78,7 @@ export class TaskQueueRepository {
   }
 
   private async claim(candidate: ReturnType<typeof sql>, order: ReturnType<typeof sql>, owner: string, now: number, leaseMs: number, limit: number): Promise<TaskRow[]> {
-    return inQueueOrder((await this.claimStatement(candidate, order, owner, now + leaseMs, now, limit).execute(this.db.kysely)).rows);
+    return withPayloads(this.db.kysely, inQueueOrder((await this.claimStatement(candidate, order, owner, now + leaseMs, now, limit).execute(this.db.kysely)).rows));
   }
 
   /** The claim of up to `limit` rows matching `candidate`, oldest by `order` first (each argument a value or a Slot). */
@@ -120,7 +122,8 @@ export class TaskQueueRepository {
       .where('lease_expires_at', '<', now)
       .whereRef('execution_attempts', '>=', 'max_attempts')
       .limit(100)
-      .execute();
+      .execute()
+      .then((found) => withPayloads(this.db.kysely, found));
     const ended: TaskRow[] = [];
     for (const r of rows) {
       const set = { status: 'error', result: result(r.execution_attempts), ...RELEASED_ON_FINISH, finished_at: now, updated_at: now };
@@ -134,7 +137,8 @@ export class TaskQueueRepository {
           .where('id', '=', r.id)
           .where('fence', '=', r.fence)
           .returningAll()
-          .executeTakeFirst();
+          .executeTakeFirst()
+          .then((u) => u && { ...u, ...textsOf(r) });
         if (updated && outbox.length) await trx.insertInto('notification_deliveries').values(outbox).execute();
         return updated;
       });
@@ -243,9 +247,11 @@ export class TaskQueueRepository {
       const out: (TaskRow | undefined)[] = [];
       const messages: NewMessageRow[] = [];
       const events: NewEventRow[] = [];
-      for (const { lease: l, fields: f, messages: mine, trace, event, now, outbox } of items) {
+      for (const { lease: l, fields: f, messages: mine, trace, event, now, outbox, claimed } of items) {
         const { rows } = await trx.executeQuery<TaskRow>(this.finishUpdate.query(0, (s) => finishValue(s.name, l, f, now)));
-        const row = rows[0];
+        // The final event shows the texts: those of the claimed row when the worker has it (no run changes them).
+        const updated = rows[0];
+        const row = updated?.payload_stored === 1 && claimed ? { ...updated, ...textsOf(claimed) } : await withPayload(trx, updated);
         out.push(row);
         if (!row) continue;
         messages.push(...mine);
@@ -314,7 +320,8 @@ export class TaskQueueRepository {
       l,
     )
       .returningAll()
-      .executeTakeFirst();
+      .executeTakeFirst()
+      .then((r) => withPayload(this.db.kysely, r));
   }
 
   /** The thread's messages of the runs before `beforeRun`; from run `fromRun` on when given. */

@@ -55,6 +55,8 @@ export function newTaskRow(s: TaskSubmission, id: string, f: ContinuationFields,
     started_at: null,
     finished_at: null,
     schedule_id: s.scheduleId ?? null,
+    // Decided where the row is written (task-payloads.repository.ts).
+    payload_stored: 0,
   };
 }
 

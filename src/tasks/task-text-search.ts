@@ -39,5 +39,8 @@ export function whereTextMatches(q: TasksQuery, text: string, since: number | un
   // LOWER(..) LIKE works the same on both dialects (PostgreSQL LIKE is case-sensitive, SQLite's only for ASCII).
   const matches = (col: 'input_text' | 'title' | 'result') => sql<boolean>`lower(coalesce(${sql.ref(col)}, '')) like ${pattern} escape '\\'`;
   const bounded = since === undefined ? q : q.where('created_at', '>=', since);
-  return bounded.where((eb: ExpressionBuilder<Database, 'tasks'>) => eb.or([matches('input_text'), matches('title'), matches('result')]));
+  // A large task's input is in task_payloads (task-payloads.repository.ts): looked up only for such a task.
+  const asideMatches = sql<boolean>`(tasks.payload_stored = 1 and exists (select 1 from task_payloads p where p.organization_id = tasks.organization_id
+    and p.task_id = tasks.id and lower(p.input_text) like ${pattern} escape '\\'))`;
+  return bounded.where((eb: ExpressionBuilder<Database, 'tasks'>) => eb.or([matches('input_text'), matches('title'), matches('result'), asideMatches]));
 }

@@ -6,6 +6,7 @@ import { releaseTaskFiles, type ReleasedBlob } from '../files/file-lifetime.repo
 import type { TaskStatus } from './task.types.js';
 import { whereTextMatches, windowStart } from './task-text-search.js';
 import { nextFairRank, rankPending } from './task-fair-ranks.repository.js';
+import { insertPayloads, replacePayload, setAside, textsOf, withPayload, withPayloads } from './task-payloads.repository.js';
 
 /** What a task drops when its run ends (finished, failed, stopped): the lease, the user's tokens, a pending approval. */
 export const RELEASED_ON_FINISH = { lease_owner: null, lease_expires_at: null, sealed_user_tokens: null, hitl_request: null, hitl_decision: null } as const;
@@ -70,24 +71,27 @@ export class TasksRepository {
   }
 
   async find(orgId: string, id: string, trx: Transaction<Database> | Db['kysely'] = this.db.kysely): Promise<TaskRow | undefined> {
-    return trx.selectFrom('tasks').selectAll().where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+    return withPayload(trx, await trx.selectFrom('tasks').selectAll().where('organization_id', '=', orgId).where('id', '=', id).executeTakeFirst());
   }
 
   /** A lone new task; a pending one is ranked first (task-fair-ranks.repository.ts). */
   async insert(trx: Transaction<Database>, row: NewTaskRow): Promise<void> {
     const ranked = { ...row };
     await rankPending(trx, this.db.dialect, [ranked]);
-    await trx.insertInto('tasks').values(ranked).execute();
+    const { rows, payloads } = setAside(this.db.dialect, [ranked as TaskRow]);
+    await trx.insertInto('tasks').values(rows[0]!).execute();
+    await insertPayloads(trx, payloads);
   }
 
   /** Starts the next run of a finished conversation; false when the task is not final (still queued or running). */
   async continueRun(trx: Transaction<Database>, orgId: string, id: string, fields: ContinuationFields, now: number): Promise<TaskRow | undefined> {
     // Reserved before it is known whether the task is final: a refused continuation rolls the transaction back.
     const rank = await nextFairRank(trx, this.db.dialect, orgId, now);
-    return trx
+    const stored = await replacePayload(trx, this.db.dialect, orgId, id, fields);
+    const row = await trx
       .updateTable('tasks')
       .set((eb) => ({
-        ...fields,
+        ...stored,
         status: 'pending',
         result: null,
         run: eb('run', '+', 1),
@@ -109,6 +113,8 @@ export class TasksRepository {
       .where('status', 'not in', ACTIVE)
       .returningAll()
       .executeTakeFirst();
+    // The texts as given, not read back (a refused continuation rolls the payload's replacement back with it).
+    return row && { ...row, ...textsOf(fields) };
   }
 
   /**
@@ -123,9 +129,11 @@ export class TasksRepository {
 
   /** insertNew within the caller's transaction (the task inbox moves its rows with it). */
   async insertNewIn(trx: Transaction<Database> | Db['kysely'], items: { task: NewTaskRow; event: NewEventRow }[]): Promise<number[]> {
-    const tasks = items.map((i) => i.task);
+    const given = items.map((i) => i.task);
     // The claim's order of the pending ones; a batch of synchronous runs (inserted claimed) reads nothing here.
-    await rankPending(trx, this.db.dialect, tasks);
+    await rankPending(trx, this.db.dialect, given);
+    // A large task's texts go to task_payloads (libsql only: insertNew's PostgreSQL statement stays one statement).
+    const { rows: tasks, payloads } = setAside(this.db.dialect, given as TaskRow[]);
     const runs = items.map(({ task: t }) => ({ organization_id: t.organization_id, task_id: t.id, run: t.run ?? 1, agent_id: t.agent_id, created_at: t.created_at }));
     const events = items.map((i) => i.event);
     let seqs: { task_id: string; seq: number }[];
@@ -138,6 +146,7 @@ export class TasksRepository {
       const [t, r, e] = [this.taskInsert.query(tasks), this.runInsert.query(runs), this.createdInsert.query(events)];
       await (t ? trx.executeQuery(t) : trx.insertInto('tasks').values(tasks).execute());
       await (r ? trx.executeQuery(r) : trx.insertInto('task_runs').values(runs).execute());
+      await insertPayloads(trx, payloads);
       seqs = e ? (await trx.executeQuery<{ task_id: string; seq: number }>(e)).rows : await trx.insertInto('task_events').values(events).returning(['task_id', 'seq']).execute();
     }
     const byTask = new Map(seqs.map((r) => [r.task_id, Number(r.seq)]));
@@ -202,7 +211,7 @@ export class TasksRepository {
       read(q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit)),
       read(q.select((eb) => eb.fn.countAll<number>().as('n'))),
     ]);
-    return { rows, total: Number(count[0]?.n ?? 0) };
+    return { rows: await withPayloads(this.db.kysely, rows), total: Number(count[0]?.n ?? 0) };
   }
 
   /** Child task ids (sub-agent runs) of the given tasks, in creation order. */
@@ -243,7 +252,8 @@ export class TasksRepository {
       .where('id', '=', id)
       .where('status', 'in', ACTIVE)
       .returningAll()
-      .executeTakeFirst();
+      .executeTakeFirst()
+      .then((r) => withPayload(trx, r));
   }
 
   /** Records a person's decision on a paused task; the worker that holds it picks the decision up. */
@@ -256,7 +266,8 @@ export class TasksRepository {
       .where('status', '=', 'paused')
       .where('hitl_request', 'is not', null)
       .returningAll()
-      .executeTakeFirst();
+      .executeTakeFirst()
+      .then((r) => withPayload(trx, r));
   }
 
   /** Deletes the task with its records; `released`: its uploads' blobs, to remove once this has committed. */
@@ -335,6 +346,8 @@ export async function deleteTaskRecords(trx: Transaction<Database>, orgId: strin
   // handed the old conversation's summary.
   await trx.deleteFrom('session_summaries').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
   await trx.deleteFrom('task_runs').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
+  // A large task's texts (task-payloads.repository.ts).
+  await trx.deleteFrom('task_payloads').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
   // Its notifications go with it, sent or not (docs/notifications.md).
   const deliveries = trx.selectFrom('notification_deliveries').select('id').where('organization_id', '=', orgId).where('task_id', 'in', ids);
   await trx.deleteFrom('notification_attempts').where('organization_id', '=', orgId).where('delivery_id', 'in', deliveries).execute();

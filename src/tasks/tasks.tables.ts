@@ -65,6 +65,21 @@ export interface TasksTables {
     finished_at: number | null;
     /** The schedule whose occurrence made the task (src/schedules/); null otherwise. */
     schedule_id: string | null;
+    /**
+     * 1: the submission's texts (PAYLOAD_COLUMNS) are in `task_payloads`, and this row holds '' and nulls in their
+     * place (task-payloads.repository.ts); 0: they are here.
+     */
+    payload_stored: Generated<number>;
+  };
+  /** A large submission's texts, out of the hot `tasks` row (task-payloads.repository.ts). */
+  task_payloads: {
+    organization_id: string;
+    task_id: string;
+    input_text: string;
+    additional_context: string | null;
+    expected_output: string | null;
+    instructions_override: string | null;
+    output_schema: string | null;
   };
   /** The execution trace (docs/contract.md#task-events), in insertion order. */
   task_events: {

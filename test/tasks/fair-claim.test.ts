@@ -132,7 +132,7 @@ describe.each(TEST_DBS)('migration 0030 on a waiting backlog (%s)', (kind) => {
     try {
       const k = db.kysely as any;
       const row = (org: string, id: string, at: number, status = 'pending') => {
-        const { fair_rank: _rank, ...r } = taskOf(org, id, at);
+        const { fair_rank: _rank, payload_stored: _aside, ...r } = taskOf(org, id, at);
         return { ...r, status };
       };
       for (let i = 0; i < 50; i++) await k.insertInto('tasks').values(row('org-a', `a${i}`, T0 + i)).execute();

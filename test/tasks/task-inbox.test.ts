@@ -241,6 +241,7 @@ describe('task inbox settling', () => {
       finished_at: null,
       schedule_id: 's',
       fair_rank: 7,
+      payload_stored: 0,
     } as TaskRow;
     expect(expandRow(compactRow(row))).toEqual(row);
     const typical = { ...row, source: 'webhook', schedule_id: null, fair_rank: null, input_files: '[]', input_user: null, user_id: null, title: null, additional_context: null, instructions_override: null, output_format: null, output_schema: null, disable_attachment_injection: 0, sealed_user_tokens: null, parent_execution: null, call_depth: 0 } as TaskRow;
