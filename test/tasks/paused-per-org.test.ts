@@ -69,6 +69,8 @@ describe.each(TEST_DBS)('paused runs per organization (%s)', (kind) => {
     expect(await waitFinalAsB((b.json() as Task).id)).toMatchObject({ status: 'completed', result: 'answer to from B' });
     // A's other three were queued before B's task, ahead of it in the claim's order: skipped, not lost.
     for (const id of a.slice(2)) expect((await taskOf(id)).status).toBe('pending');
+    const heldBack = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body.match(/^agentry_worker_organizations_held_back (\d+)$/m)?.[1];
+    expect(await heldBack()).toBe('1');
 
     // A synchronous call of A is not started in a free slot either: committed pending, answered as it is when
     // AGENTRY_SYNC_TIMEOUT_MS runs out.
@@ -82,6 +84,9 @@ describe.each(TEST_DBS)('paused runs per organization (%s)', (kind) => {
     expect(await t.waitTask(a[0]!)).toMatchObject({ status: 'completed', result: 'delegated: answer to refund' });
     await t.waitTask(a[2]!, (x) => x.status === 'paused');
 
-    for (const id of [...a, sync.json().id]) await t.req('POST', `/v1/tasks/${id}/stop`);
+    // Stops free the count too: A's synchronous task, queued behind, runs.
+    for (const id of a) await t.req('POST', `/v1/tasks/${id}/stop`);
+    expect(await t.waitTask(sync.json().id)).toMatchObject({ status: 'completed', result: 'answer to sync of A' });
+    expect(await heldBack()).toBe('0');
   });
 });
