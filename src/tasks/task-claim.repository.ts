@@ -50,15 +50,20 @@ export class PendingClaims {
   // its back-off check read from the index; the exclusion is checked on the rows that walk reaches.
   private candidate(shape: PendingShape): RawBuilder<unknown> {
     const due = sql`status = 'pending' and queued_at <= ${slot('now')}`;
-    if (shape === 'plain') return due;
-    const list = slot('heldBack');
-    const others = this.db.dialect === 'postgres' ? sql`organization_id <> all(${list}::text[])` : sql`organization_id not in (select value from json_each(${list}))`;
-    return sql`${due} and (${others} or parent_execution is not null)`;
+    return shape === 'plain' ? due : sql`${due} and ${this.exclusion()}`;
   }
 
-  private readonly probes = new CompiledOnce((shape: PendingShape) =>
-    this.db.kysely.selectFrom('tasks').select('id').where(this.candidate(shape) as RawBuilder<boolean>).limit(1),
-  );
+  /** Not a new task of the held-back organizations (the `heldBack` slot): a child task is never held back. */
+  private exclusion(): RawBuilder<boolean> {
+    const list = slot('heldBack');
+    const others = this.db.dialect === 'postgres' ? sql`organization_id <> all(${list}::text[])` : sql`organization_id not in (select value from json_each(${list}))`;
+    return sql<boolean>`(${others} or parent_execution is not null)`;
+  }
+
+  private readonly probes = new CompiledOnce((shape: PendingShape) => {
+    const q = this.db.kysely.selectFrom('tasks').select('id').where(sql<boolean>`status = 'pending'`).where('queued_at', '<=', slot('now') as never);
+    return (shape === 'plain' ? q : q.where(this.exclusion())).limit(1);
+  });
 
   private readonly claims = new CompiledOnce((shape: PendingShape) => ({
     compile: () => claimStatement(this.db, this.candidate(shape), sql`fair_rank, queued_at`, slot('owner'), slot('leaseExpires'), slot('now'), slot('limit')).compile(this.db.kysely),
