@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   AGENTRY_RATE_LIMIT_LEASE: z.coerce.number().int().min(1).max(10_000).default(10),
   AGENTRY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   AGENTRY_MAX_PAUSED_RUNS: z.coerce.number().int().min(0).max(100_000).default(200),
+  /** Unset: a quarter of AGENTRY_MAX_PAUSED_RUNS, rounded up (see loadConfig); 0: no per-organization bound. */
+  AGENTRY_MAX_PAUSED_RUNS_PER_ORG: z.coerce.number().int().min(0).max(100_000).optional(),
   AGENTRY_TASK_LEASE_MS: z.coerce.number().int().min(1000).default(30_000),
   /** How often a worker looks for due schedules (docs/schedules.md): a schedule fires at most this late. */
   AGENTRY_SCHEDULER_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
@@ -143,10 +145,12 @@ export interface Config {
   /** Token buckets (src/auth/rate-limiter.ts): per API key and per public webhook URL; perSecond 0 turns one off. */
   rateLimits: { key: { perSecond: number; burst: number }; webhook: { perSecond: number; burst: number }; lease: number };
   /**
-   * maxPausedRuns: runs paused for approval that lend their worker slot (SlotLedger.parkForApproval). runTimeoutMs:
-   * longest a run may work, waits for a person or a child task excepted (src/tasks/run-deadline.ts); 0: no limit.
+   * maxPausedRuns: runs paused for approval that lend their worker slot (SlotLedger.parkForApproval).
+   * maxPausedRunsPerOrg: runs of one organization paused in a worker past which that worker starts none of its new
+   * tasks (SlotLedger.heldBack); 0: no such bound. runTimeoutMs: longest a run may work, waits for a person or a
+   * child task excepted (src/tasks/run-deadline.ts); 0: no limit.
    */
-  worker: { concurrency: number; maxPausedRuns: number; leaseMs: number; schedulerPollMs: number; runTimeoutMs: number };
+  worker: { concurrency: number; maxPausedRuns: number; maxPausedRunsPerOrg: number; leaseMs: number; schedulerPollMs: number; runTimeoutMs: number };
   syncTimeoutMs: number;
   schemaNodeBudget: number;
   /** Upload limits; `maxFilesPerRequest` is checked while a multipart body streams in. */
@@ -244,7 +248,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       webhook: { perSecond: e.AGENTRY_RATE_LIMIT_WEBHOOK_PER_SECOND, burst: e.AGENTRY_RATE_LIMIT_WEBHOOK_BURST },
       lease: e.AGENTRY_RATE_LIMIT_LEASE,
     },
-    worker: { concurrency: e.AGENTRY_WORKER_CONCURRENCY, maxPausedRuns: e.AGENTRY_MAX_PAUSED_RUNS, leaseMs: e.AGENTRY_TASK_LEASE_MS, schedulerPollMs: e.AGENTRY_SCHEDULER_POLL_MS, runTimeoutMs: e.AGENTRY_RUN_TIMEOUT_MS },
+    worker: {
+      concurrency: e.AGENTRY_WORKER_CONCURRENCY,
+      maxPausedRuns: e.AGENTRY_MAX_PAUSED_RUNS,
+      // A quarter by default: one organization's undecided approvals take at most a quarter of the loans, so it
+      // takes four organizations at their bound, not one, to use them all up (docs/decisions.md, "Concurrency").
+      maxPausedRunsPerOrg: e.AGENTRY_MAX_PAUSED_RUNS_PER_ORG ?? Math.ceil(e.AGENTRY_MAX_PAUSED_RUNS / 4),
+      leaseMs: e.AGENTRY_TASK_LEASE_MS,
+      schedulerPollMs: e.AGENTRY_SCHEDULER_POLL_MS,
+      runTimeoutMs: e.AGENTRY_RUN_TIMEOUT_MS,
+    },
     syncTimeoutMs: e.AGENTRY_SYNC_TIMEOUT_MS,
     schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,
     files: { maxFileBytes: e.AGENTRY_MAX_FILE_BYTES, maxRequestBytes: e.AGENTRY_MAX_REQUEST_BYTES, maxFilesPerRequest: e.AGENTRY_MAX_FILES_PER_REQUEST },

@@ -176,6 +176,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     summaryCoverage: async (org, taskId) => (await runtime.hooks.summaries?.get(org, taskId))?.coveredRun,
   });
   const tasks = tasksModule.tasks;
+  metrics?.observeWorker(tasksModule.worker);
   const webhooks = createWebhooksModule({ ...base, agents, auth: access.auth, files: files.files, tasks, rateLimits: access.rateLimits, syncTimeoutMs: config.syncTimeoutMs });
   const tools = { ...base, toolResolvers, runtime };
   const customFunctions = createCustomFunctionsModule(tools);

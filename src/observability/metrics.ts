@@ -189,6 +189,21 @@ export class Metrics {
     this.toolDuration.observe([outcome], seconds);
   }
 
+  /**
+   * This process's worker, read at scrape time: the organizations whose new tasks it does not start because they
+   * have AGENTRY_MAX_PAUSED_RUNS_PER_ORG runs paused for approval in it (src/tasks/slot-ledger.ts, heldBack).
+   */
+  observeWorker(worker: { readonly heldBackOrganizations: number }): void {
+    new Gauge({
+      name: 'agentry_worker_organizations_held_back',
+      help: 'Organizations whose new tasks this worker does not start: they have AGENTRY_MAX_PAUSED_RUNS_PER_ORG runs paused for approval in it',
+      registers: [this.registry],
+      collect() {
+        this.set(worker.heldBackOrganizations);
+      },
+    });
+  }
+
   /** The exposition text and its content type. */
   async render(): Promise<{ contentType: string; text: string }> {
     return { contentType: this.registry.contentType, text: await this.registry.metrics() };

@@ -15,8 +15,11 @@ import type { TaskRow } from './tasks.repository.js';
  * and another worker claims the task again.
  */
 export interface LocalSlots {
-  /** Holds a free slot for a task about to be committed; undefined when none is free or the worker is not running. */
-  reserve(): SlotReservation | undefined;
+  /**
+   * Holds a free slot for a task of `organizationId` about to be committed (`child`: a run's child task); undefined
+   * when none is free, the worker is not running, or the organization is held back for its paused runs.
+   */
+  reserve(organizationId: string, child: boolean): SlotReservation | undefined;
   /**
    * True while the task runs here and its outcome is not yet recorded: its next status change will be signalled in
    * this process, with the row (so a waiter need not read the task first).

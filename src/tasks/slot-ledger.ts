@@ -3,7 +3,8 @@ import type { Execution } from './task-execution.js';
 
 /**
  * The worker's slots (task.worker.ts): the runs it holds, the slots held for tasks being claimed or committed, and
- * the slots lent by runs waiting on a child task. The claimer (task-claimer.ts) claims only what is free here; the
+ * the slots lent by runs waiting on a child task or a decision, and the organizations held back for their paused
+ * runs. The claimer (task-claimer.ts) claims only what is free here, and no held-back organization's new tasks; the
  * run supervisor (run-supervisor.ts) checks the runs held here.
  */
 
@@ -11,8 +12,15 @@ export interface SlotLedgerDeps {
   concurrency: number;
   /** Runs paused for a person's approval that lend their slot at once (AGENTRY_MAX_PAUSED_RUNS); past it they hold it. */
   maxPausedRuns: number;
+  /**
+   * Runs of one organization paused for approval here past which its pending tasks are not claimed here
+   * (AGENTRY_MAX_PAUSED_RUNS_PER_ORG; 0: no such bound). See heldBack.
+   */
+  maxPausedRunsPerOrg: number;
   /** A slot became free that the claimer may have stopped claiming for want of: wake it. */
   slotFreed: () => void;
+  /** An organization came back under maxPausedRunsPerOrg: its pending tasks may be claimed again. */
+  organizationReleased: () => void;
 }
 
 /** A waiting parent lends its slot (parkWhile); this many per configured slot at most: a chain of MAX_CALL_DEPTH. */
@@ -26,6 +34,10 @@ export class SlotLedger {
   private lentToChildren = 0;
   /** Slots lent by runs paused for an approval (parkForApproval); bounded by maxPausedRuns. */
   private lentByPaused = 0;
+  /** Runs paused for an approval here, by organization, whether they lend their slot or hold it. */
+  private readonly pausedByOrg = new Map<string, number>();
+  /** The organizations with maxPausedRunsPerOrg paused runs here, as heldBack answers them (rebuilt on change only). */
+  private held: readonly string[] = [];
 
   private get lent(): number {
     return this.lentToChildren + this.lentByPaused;
@@ -44,6 +56,21 @@ export class SlotLedger {
    */
   allRunning(): boolean {
     return this.running.size >= this.d.concurrency + this.lent;
+  }
+
+  /**
+   * The organizations whose pending tasks this worker does not claim now: each has maxPausedRunsPerOrg runs paused
+   * for approval here. Without this bound one organization's supervised tasks that nobody decides fill the paused
+   * runs' loans (maxPausedRuns), then every slot, and every other organization's tasks wait as long as the decisions
+   * do (days). Usually empty: the claim then runs its usual statement.
+   */
+  heldBack(): readonly string[] {
+    return this.held;
+  }
+
+  /** A new task of this organization should not start here now (see heldBack); a child task of a run always may. */
+  holdsBack(organizationId: string): boolean {
+    return this.held.length > 0 && this.held.includes(organizationId);
   }
 
   /** Holds `n` slots; the returned function frees them (once, however often it is called). */
@@ -104,9 +131,29 @@ export class SlotLedger {
    * waiting as there are slots would otherwise stop every other task of every organization. The paused run stays in
    * memory (its conversation, its heartbeat), so these loans have their own bound; past it a paused run holds its
    * slot. A run resumed by the decision runs over the concurrency until it ends, as a parent back from its child does.
+   * Paused runs are also counted by organization (heldBack), whether they lend their slot or hold it.
    */
-  async parkForApproval<T>(waiting: Promise<T>): Promise<T> {
-    return this.lend('lentByPaused', this.d.maxPausedRuns, waiting);
+  async parkForApproval<T>(organizationId: string, waiting: Promise<T>): Promise<T> {
+    this.countPaused(organizationId, 1);
+    try {
+      return await this.lend('lentByPaused', this.d.maxPausedRuns, waiting);
+    } finally {
+      this.countPaused(organizationId, -1);
+    }
+  }
+
+  /** One more (or one less) of the organization's runs paused here; updates heldBack when it crosses the bound. */
+  private countPaused(organizationId: string, by: 1 | -1): void {
+    const n = (this.pausedByOrg.get(organizationId) ?? 0) + by;
+    if (n > 0) this.pausedByOrg.set(organizationId, n);
+    else this.pausedByOrg.delete(organizationId);
+    const bound = this.d.maxPausedRunsPerOrg;
+    if (bound <= 0) return;
+    if (by === 1 && n === bound) this.held = [...this.held, organizationId];
+    else if (by === -1 && n === bound - 1) {
+      this.held = this.held.filter((o) => o !== organizationId);
+      this.d.organizationReleased();
+    }
   }
 
   /** Lends the waiting run's slot until `waiting` settles, while fewer than `bound` loans of that kind are out. */
@@ -121,7 +168,7 @@ export class SlotLedger {
     }
   }
 
-  /** Runs paused for approval whose slot is lent now (for /metrics and tests). */
+  /** Runs paused for approval whose slot is lent now (for tests). */
   get pausedLending(): number {
     return this.lentByPaused;
   }

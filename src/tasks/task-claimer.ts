@@ -30,7 +30,9 @@ export interface TaskClaimerDeps {
 
 /**
  * The worker's claim loop (task.worker.ts): ends tasks whose workers died too often, settles the task inbox into
- * the free slots, and claims new tasks and tasks whose lease ran out, as many as the slots in `slots` allow.
+ * the free slots, and claims new tasks and tasks whose lease ran out, as many as the slots in `slots` allow, none
+ * of an organization held back for its paused runs (`slots.heldBack`; a task whose lease ran out is claimed all
+ * the same: it was admitted already).
  */
 export class TaskClaimer {
   /** A signal said a new task is in the inbox (task-inbox.ts): settle it before claiming. */
@@ -92,6 +94,15 @@ export class TaskClaimer {
     this.loop.wake();
   }
 
+  /**
+   * An organization came back under its bound of paused runs (SlotLedger.heldBack): its pending tasks, which the
+   * claims skipped (and which may have cleared `pendingMaybe`), may be claimed now.
+   */
+  organizationReleased(): void {
+    this.pendingMaybe = true;
+    this.loop.wake();
+  }
+
   /** Idle polling also finds expired leases; on PostgreSQL new tasks arrive by notification. */
   private get pollMs(): number {
     return this.d.signals.crossProcess ? 1000 : 250;
@@ -133,7 +144,9 @@ export class TaskClaimer {
     while (this.loop.active && slots.freeSlots() > 0) {
       const now = this.d.clock.now();
       const signalsBefore = this.queuedSignals;
-      const kind = await this.d.queue.nextClaimable(now, recover);
+      // Usually empty: the claim then runs its usual statement (task-claim.repository.ts).
+      const heldBack = slots.heldBack();
+      const kind = await this.d.queue.nextClaimable(now, recover, heldBack);
       if (kind === undefined) {
         if (this.queuedSignals === signalsBefore) this.pendingMaybe = false;
         break;
@@ -146,7 +159,7 @@ export class TaskClaimer {
         rows =
           kind === 'expired'
             ? [await this.d.queue.claimExpired(this.d.owner, now, this.d.leaseMs)].filter((r): r is TaskRow => r !== undefined)
-            : await this.d.queue.claimPendingBatch(this.d.owner, now, this.d.leaseMs, free);
+            : await this.d.queue.claimPendingBatch(this.d.owner, now, this.d.leaseMs, free, heldBack);
       } finally {
         release();
       }

@@ -7,6 +7,7 @@ import { batches, ROWS_PER_INSERT } from '../db/batches.js';
 import type { NewDeliveryRow } from './task-end-notifier.js';
 import { finishInOneStatement, outcome } from './task-finish.repository.js';
 import { CompiledInsert, CompiledOnce, Slot, slot } from '../db/compiled-once.js';
+import { claimStatement, PendingClaims } from './task-claim.repository.js';
 import type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './task-queue.types.js';
 import { nextFairRank } from './task-fair-ranks.repository.js';
 import { textsOf, withPayload, withPayloads } from './task-payloads.repository.js';
@@ -17,21 +18,27 @@ export type { FinalEvent, FinishFields, FinishItem, Lease, TraceEvent } from './
  * The queue: claims with a lease and a fencing number, heartbeats, and the worker's fenced writes.
  * PostgreSQL claims with `FOR UPDATE SKIP LOCKED`, so concurrent workers never take the same row;
  * SQLite claims with one atomic `UPDATE ... WHERE key IN (SELECT ... LIMIT 1) RETURNING` (SQLite has one writer).
+ * The claim statements themselves are in task-claim.repository.ts.
  */
 export class TaskQueueRepository {
-  constructor(private readonly db: Db) {}
+  private readonly pending: PendingClaims;
+
+  constructor(private readonly db: Db) {
+    this.pending = new PendingClaims(db);
+  }
 
   /**
    * A read-only probe before claiming: on SQLite even an UPDATE that matches nothing takes the write lock, which
    * idle workers polling several times a second would otherwise keep contending for. Expired leases first (those
-   * tasks started earlier), and only when `withExpired`.
+   * tasks started earlier), and only when `withExpired`. Pending tasks of the `heldBack` organizations do not count
+   * (see claimPendingBatch).
    */
-  async nextClaimable(now: number, withExpired: boolean): Promise<'expired' | 'pending' | undefined> {
+  async nextClaimable(now: number, withExpired: boolean, heldBack: readonly string[] = []): Promise<'expired' | 'pending' | undefined> {
     const k = this.db.kysely;
     if (withExpired && (await this.hasExpired(now))) return 'expired';
     // PostgreSQL: a claim that finds nothing locks nothing and costs what the probe would; skip the round trip.
     if (this.db.dialect === 'postgres') return 'pending';
-    const { rows } = await k.executeQuery(this.pendingProbe.query(0, () => now));
+    const { rows } = await k.executeQuery(this.pending.probe(now, heldBack));
     return rows.length ? 'pending' : undefined;
   }
 
@@ -56,10 +63,11 @@ export class TaskQueueRepository {
    * Claims up to `limit` pending tasks that are due, in one statement (one commit), lowest fair rank first: fair
    * across organizations, oldest first within one (task-fair-ranks.repository.ts; a tie goes to the older). A
    * worker with several free slots fills them in one round trip instead of one each: on PostgreSQL every claim is
-   * a commit, and a commit's WAL flush is what a worker's claims queue behind.
+   * a commit, and a commit's WAL flush is what a worker's claims queue behind. The new tasks of the `heldBack`
+   * organizations (SlotLedger.heldBack) are left pending, in their place; their child tasks are claimed.
    */
-  async claimPendingBatch(owner: string, now: number, leaseMs: number, limit: number): Promise<TaskRow[]> {
-    const { rows } = await this.db.kysely.executeQuery<TaskRow>(this.pendingClaim.query(0, (s) => claimValue(s.name, owner, now, leaseMs, limit)));
+  async claimPendingBatch(owner: string, now: number, leaseMs: number, limit: number, heldBack: readonly string[] = []): Promise<TaskRow[]> {
+    const { rows } = await this.db.kysely.executeQuery<TaskRow>(this.pending.claim(owner, now, leaseMs, limit, heldBack));
     // A large task's texts, read for the run (its row, claimed above, is small: task-payloads.repository.ts).
     return withPayloads(this.db.kysely, inQueueOrder(rows));
   }
@@ -78,37 +86,8 @@ export class TaskQueueRepository {
   }
 
   private async claim(candidate: ReturnType<typeof sql>, order: ReturnType<typeof sql>, owner: string, now: number, leaseMs: number, limit: number): Promise<TaskRow[]> {
-    return withPayloads(this.db.kysely, inQueueOrder((await this.claimStatement(candidate, order, owner, now + leaseMs, now, limit).execute(this.db.kysely)).rows));
+    return withPayloads(this.db.kysely, inQueueOrder((await claimStatement(this.db, candidate, order, owner, now + leaseMs, now, limit).execute(this.db.kysely)).rows));
   }
-
-  /** The claim of up to `limit` rows matching `candidate`, oldest by `order` first (each argument a value or a Slot). */
-  private claimStatement(candidate: ReturnType<typeof sql>, order: ReturnType<typeof sql>, owner: unknown, leaseExpires: unknown, now: unknown, limit: unknown) {
-    const set = sql`status = 'executing', lease_owner = ${owner}, lease_expires_at = ${leaseExpires}, heartbeat_at = ${now},
-      fence = fence + 1, execution_attempts = execution_attempts + 1, hitl_request = null, hitl_decision = null,
-      started_at = coalesce(started_at, ${now}), updated_at = ${now}`;
-    if (this.db.dialect === 'postgres') {
-      return sql<TaskRow>`
-        with c as (select organization_id, id from tasks where ${candidate} order by ${order} limit ${limit} for update skip locked)
-        update tasks t set ${set} from c where t.organization_id = c.organization_id and t.id = c.id returning t.*`;
-    }
-    return sql<TaskRow>`
-      update tasks set ${set}
-      where (organization_id, id) in (select organization_id, id from tasks where ${candidate} order by ${order} limit ${limit})
-      returning *`;
-  }
-
-  // The worker's hot statements, compiled once (db/compiled-once.ts). `status = 'pending'` is a literal in both: the
-  // queue index is partial on it (migration 0030), which PostgreSQL's generic plans cannot choose for a parameter.
-  // The claim walks `tasks_fair_idx (fair_rank, queued_at)` in order, its back-off check read from the index.
-  private readonly pendingProbe = new CompiledOnce((_: 0) =>
-    this.db.kysely.selectFrom('tasks').select('id').where(sql<boolean>`status = 'pending'`).where('queued_at', '<=', slot('now') as never).limit(1),
-  );
-  private readonly pendingClaim = new CompiledOnce((_: 0) => ({
-    compile: () =>
-      this.claimStatement(sql`status = 'pending' and queued_at <= ${slot('now')}`, sql`fair_rank, queued_at`, slot('owner'), slot('leaseExpires'), slot('now'), slot('limit')).compile(
-        this.db.kysely,
-      ),
-  }));
 
   /**
    * Ends tasks whose workers died more often than their attempts allow, as `error`.
@@ -351,21 +330,6 @@ function inQueueOrder(rows: TaskRow[]): TaskRow[] {
   return rows.length > 1
     ? rows.sort((a, b) => Number(a.fair_rank) - Number(b.fair_rank) || Number(a.queued_at) - Number(b.queued_at) || Number(a.created_at) - Number(b.created_at))
     : rows;
-}
-
-/** The value of each slot of TaskQueueRepository's compiled claim. */
-function claimValue(name: string, owner: string, now: number, leaseMs: number, limit: number): unknown {
-  switch (name) {
-    case 'owner':
-      return owner;
-    case 'leaseExpires':
-      return now + leaseMs;
-    case 'now':
-      return now;
-    case 'limit':
-      return limit;
-  }
-  throw new Error(`claim: no value for ${name}`);
 }
 
 /** The value of each slot of TaskQueueRepository's compiled outcome update. */

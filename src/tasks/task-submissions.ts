@@ -118,7 +118,7 @@ export class TaskSubmissions implements TaskSubmitter {
       const row = newTaskRow(s, s.newTaskId ?? newId(), fields, now);
       const task = presentTask(row);
       // The trace and the caller see the task as created (pending) either way; the worker's first event says it runs.
-      const slot = s.awaited ? this.d.localSlots?.reserve() : undefined;
+      const slot = s.awaited ? this.d.localSlots?.reserve(s.organizationId, !!s.parentExecution) : undefined;
       // Spread, not assign: the copy keeps the row's fast shape (the claim only overwrites existing columns).
       const stored = slot ? { ...row, ...slot.claim(now) } : row;
       const committing = this.intake.add({ task: stored, event: eventRow(row, 'task_created', now, task) });

@@ -35,6 +35,8 @@ export interface TaskWorkerDeps {
   concurrency: number;
   /** Runs paused for approval that lend their slot (AGENTRY_MAX_PAUSED_RUNS). */
   maxPausedRuns: number;
+  /** Paused runs of one organization past which its new tasks are not started here (AGENTRY_MAX_PAUSED_RUNS_PER_ORG; 0: none). */
+  maxPausedRunsPerOrg: number;
   leaseMs: number;
   /** Longest a run may work, waits for a person or a child task excepted (run-deadline.ts); 0: no limit. */
   runTimeoutMs: number;
@@ -75,7 +77,13 @@ export class TaskWorker implements Startable, LocalSlots {
 
   constructor(private readonly d: TaskWorkerDeps) {
     // The claimer is built next and needs the ledger; the ledger reaches it through this closure, at call time.
-    this.slots = new SlotLedger({ concurrency: d.concurrency, maxPausedRuns: d.maxPausedRuns, slotFreed: () => this.claimer.wake() });
+    this.slots = new SlotLedger({
+      concurrency: d.concurrency,
+      maxPausedRuns: d.maxPausedRuns,
+      maxPausedRunsPerOrg: d.maxPausedRunsPerOrg,
+      slotFreed: () => this.claimer.wake(),
+      organizationReleased: () => this.claimer.organizationReleased(),
+    });
     this.claimer = new TaskClaimer({ ...d, owner: this.owner, slots: this.slots, launch: (row) => this.launch(row) });
     this.supervisor = new RunSupervisor({ ...d, owner: this.owner, slots: this.slots });
     this.trace = new TraceWriter(d);
@@ -106,9 +114,13 @@ export class TaskWorker implements Startable, LocalSlots {
     await Promise.all(loops);
   }
 
-  /** LocalSlots: an awaited submission is committed already claimed by this worker and run at once. */
-  reserve(): SlotReservation | undefined {
-    if (!this.active || this.slots.freeSlots() <= 0) return undefined;
+  /**
+   * LocalSlots: an awaited submission is committed already claimed by this worker and run at once. Not a new task of
+   * an organization held back for its paused runs (SlotLedger.heldBack): it is committed pending, as when every slot
+   * is taken, and claimed once the organization is back under its bound. A child task (`child`) always may.
+   */
+  reserve(organizationId: string, child: boolean): SlotReservation | undefined {
+    if (!this.active || this.slots.freeSlots() <= 0 || (!child && this.slots.holdsBack(organizationId))) return undefined;
     const free = this.slots.hold(1);
     return {
       // Exactly what claimPending sets on a new task (fence and attempts from 0 to 1).
@@ -127,6 +139,11 @@ export class TaskWorker implements Startable, LocalSlots {
         void committed.then((ok) => (ok ? this.handBack(row) : undefined));
       },
     };
+  }
+
+  /** Organizations whose new tasks this worker does not start now, for their paused runs (/metrics). */
+  get heldBackOrganizations(): number {
+    return this.slots.heldBack().length;
   }
 
   /** LocalSlots: a run that has not begun recording its outcome (record publishes it, with the row). */
@@ -238,7 +255,7 @@ export class TaskWorker implements Startable, LocalSlots {
       this.trace.emit(e, 'task_updated', presentTask(row), true);
       await this.trace.flush(e);
     }
-    return this.slots.parkForApproval(decided);
+    return this.slots.parkForApproval(e.lease.organizationId, decided);
   }
 }
 

@@ -87,6 +87,7 @@ export function createTasksModule(d: {
     log: d.log,
     concurrency: d.config.worker.concurrency,
     maxPausedRuns: d.config.worker.maxPausedRuns,
+    maxPausedRunsPerOrg: d.config.worker.maxPausedRunsPerOrg,
     leaseMs: d.config.worker.leaseMs,
     runTimeoutMs: d.config.worker.runTimeoutMs,
     onRunTimedOut: d.onRunTimedOut,

@@ -2,11 +2,13 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
+import { PendingClaims } from '../../src/tasks/task-claim.repository.js';
 import { TaskQueueRepository } from '../../src/tasks/task-queue.repository.js';
 import { eventRow } from '../../src/tasks/task.presenter.js';
 import { TasksRepository, type TaskRow } from '../../src/tasks/tasks.repository.js';
 import { TEST_DBS } from '../support/databases.js';
 import { openMigratedDb } from '../support/migrated-db.js';
+import { queryPlan } from '../support/query-plan.js';
 import { pendingTaskRow } from '../support/task-row.js';
 import { createTasksApp, ScriptedRunner, type TasksApp } from './tasks-harness.js';
 
@@ -107,6 +109,35 @@ describe.each(TEST_DBS)('fair claims across organizations (%s)', (kind) => {
     for (const org of ['org-a', 'org-b']) {
       const ranks = (await sql<{ fair_rank: number }>`select fair_rank from tasks where organization_id = ${org}`.execute(db.kysely)).rows.map((r) => Number(r.fair_rank));
       expect(new Set(ranks).size).toBe(200);
+    }
+  });
+
+  it("skips the held-back organizations' new tasks, in their place, but not their child tasks; the usual statement otherwise", async () => {
+    await insert(Array.from({ length: 6 }, (_, i) => taskOf('org-a', `a${i}`, T0 + i)));
+    await insert([{ ...taskOf('org-a', 'a-child', T0 + 10), parent_execution: 'a-parent' }]);
+    await insert(Array.from({ length: 3 }, (_, i) => taskOf('org-b', `b${i}`, T0 + 20 + i)));
+    await insert(Array.from({ length: 2 }, (_, i) => taskOf('org-c', `c${i}`, T0 + 30 + i)));
+    // SQLite's read-only probe sees the same thing: with A and C held back, B's tasks and A's child are due.
+    expect(await queue.nextClaimable(T0 + 1000, false, ['org-a', 'org-c'])).toBe('pending');
+    const claimed = (await queue.claimPendingBatch('w', T0 + 1000, LEASE_MS, 10, ['org-a', 'org-c'])).map((r) => r.id);
+    expect(claimed.sort()).toEqual(['a-child', 'b0', 'b1', 'b2']);
+    if (kind === 'sqlite') expect(await queue.nextClaimable(T0 + 1000, false, ['org-a', 'org-c'])).toBeUndefined();
+    expect(await queue.claimPendingBatch('w', T0 + 1000, LEASE_MS, 10, ['org-a', 'org-c'])).toEqual([]);
+    // Released, they are claimed by the ranks they were given (A's 1, 2, 3 ...; C's from the frontier then, 2, 3).
+    expect((await queue.claimPendingBatch('w', T0 + 1000, LEASE_MS, 4)).map((r) => r.id)).toEqual(['a0', 'a1', 'c0', 'a2']);
+  });
+
+  it('walks the queue index in rank order with or without held-back organizations (EXPLAIN)', async () => {
+    await insert(Array.from({ length: 50 }, (_, i) => taskOf(`org-${i % 5}`, `t${i}`, T0 + i)));
+    if (kind === 'postgres') await sql`analyze tasks`.execute(db.kysely);
+    const claims = new PendingClaims(db);
+    for (const heldBack of [[], ['org-1', 'org-2']]) {
+      for (const q of [claims.claim('w', T0 + 1000, LEASE_MS, 16, heldBack), claims.probe(T0 + 1000, heldBack)]) {
+        const plan = await queryPlan(db, kind, q);
+        expect(plan, plan).toContain('tasks_fair_idx');
+        // No sort step: the index gives the claim's order, so the walk stops at its limit.
+        expect(plan, plan).not.toMatch(/TEMP B-TREE|Sort/i);
+      }
     }
   });
 

@@ -284,7 +284,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
   it('hands a task committed for a slot back to the queue when the worker stopped meanwhile', async () => {
     runner.handler = async () => ({ result: 'ran after all' });
     const plain = await t.createAgent(LLM);
-    const slot = t.c.taskWorker.reserve();
+    const slot = t.c.taskWorker.reserve(t.orgA, false);
     expect(slot).toBeDefined();
     await t.c.taskWorker.stop();
     let taskId: string | undefined;
@@ -298,7 +298,7 @@ describe.each(TEST_DBS)('task queue and worker (%s)', (kind) => {
       await waitForAsync(async () => (await rowOf(t, task.id)).status === 'pending');
       expect(await rowOf(t, task.id)).toMatchObject({ lease_owner: null, execution_attempts: 0 });
       // A stopped worker has no slot to give.
-      expect(t.c.taskWorker.reserve()).toBeUndefined();
+      expect(t.c.taskWorker.reserve(t.orgA, false)).toBeUndefined();
     } finally {
       await t.c.taskWorker.start();
     }
@@ -364,7 +364,7 @@ describe.each(TEST_DBS)('paused runs past AGENTRY_MAX_PAUSED_RUNS (%s)', (kind) 
   let t: TasksApp;
   const runner = new ScriptedRunner();
   beforeAll(async () => {
-    t = await createTasksApp(kind, { runner, env: { AGENTRY_WORKER_CONCURRENCY: '1', AGENTRY_MAX_PAUSED_RUNS: '1' } });
+    t = await createTasksApp(kind, { runner, env: { AGENTRY_WORKER_CONCURRENCY: '1', AGENTRY_MAX_PAUSED_RUNS: '1', AGENTRY_MAX_PAUSED_RUNS_PER_ORG: '0' } });
   });
   afterAll(async () => t?.close());
 

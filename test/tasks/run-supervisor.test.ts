@@ -64,7 +64,7 @@ describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
   }
 
   it('does not take a run whose task is committed while the control read is in flight for lost', async () => {
-    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, slotFreed: () => {} });
+    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, maxPausedRunsPerOrg: 0, slotFreed: () => {}, organizationReleased: () => {} });
     const t0 = Date.now();
     const e = execution('landing', true, t0);
     slots.add(e);
@@ -89,7 +89,7 @@ describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
   });
 
   it('still aborts a recorded run whose task is no longer this worker’s', async () => {
-    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, slotFreed: () => {} });
+    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, maxPausedRunsPerOrg: 0, slotFreed: () => {}, organizationReleased: () => {} });
     const t0 = Date.now();
     await db.kysely.insertInto('tasks').values({ ...claimedRow('taken', t0), lease_owner: 'worker-2' } as never).execute();
     const e = execution('taken', false, t0);
@@ -100,7 +100,7 @@ describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
   });
 
   it('stops a run past its deadline before reading the database, so a slow read cannot let it overstay', async () => {
-    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, slotFreed: () => {} });
+    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, maxPausedRunsPerOrg: 0, slotFreed: () => {}, organizationReleased: () => {} });
     const t0 = Date.now();
     await db.kysely.insertInto('tasks').values(claimedRow('overdue', t0) as never).execute();
     const e = execution('overdue', false, t0, 1_000);
@@ -117,7 +117,7 @@ describe.each(TEST_DBS)('run supervisor (%s)', (kind) => {
   });
 
   it('does not count the time a run waits, and counts again once the wait is over', async () => {
-    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, slotFreed: () => {} });
+    const slots = new SlotLedger({ concurrency: 4, maxPausedRuns: 0, maxPausedRunsPerOrg: 0, slotFreed: () => {}, organizationReleased: () => {} });
     const t0 = Date.now();
     await db.kysely.insertInto('tasks').values(claimedRow('waiting', t0) as never).execute();
     const e = execution('waiting', false, t0, 1_000);
