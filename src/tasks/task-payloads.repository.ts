@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import type { Compilable, Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { DialectName } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 
@@ -81,15 +81,21 @@ export async function replacePayload<F extends PayloadFields>(trx: Transaction<D
   return { ...f, ...ASIDE };
 }
 
-/** The rows with their texts put back from `task_payloads` where they were kept aside; read only for those. */
-export async function withPayloads<R extends TaskRow>(k: Reader, rows: R[]): Promise<R[]> {
+/** Runs a select: by default on `k`; a list passes its reader (libsql: off the event loop, db/list-reads.ts). */
+type Select = <T>(query: Compilable<T>) => Promise<T[]>;
+
+/**
+ * The rows with their texts put back from `task_payloads` where they were kept aside; read only for those. `select`
+ * runs the read: a page of a list reads its texts where it read its rows, not on the event loop.
+ */
+export async function withPayloads<R extends TaskRow>(k: Reader, rows: R[], select: Select = (q) => k.executeQuery(q.compile()).then((r) => r.rows)): Promise<R[]> {
   const aside = rows.filter((r) => r.payload_stored === 1);
   if (aside.length === 0) return rows;
   const byOrg = new Map<string, string[]>();
   for (const r of aside) byOrg.set(r.organization_id, [...(byOrg.get(r.organization_id) ?? []), r.id]);
   const found = new Map<string, PayloadRow>();
   for (const [orgId, ids] of byOrg) {
-    const ps = await k.selectFrom('task_payloads').selectAll().where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
+    const ps = await select(k.selectFrom('task_payloads').selectAll().where('organization_id', '=', orgId).where('task_id', 'in', ids));
     for (const p of ps) found.set(`${orgId}\u0000${p.task_id}`, p);
   }
   return rows.map((r) => {

@@ -211,7 +211,7 @@ export class TasksRepository {
       read(q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit)),
       read(q.select((eb) => eb.fn.countAll<number>().as('n'))),
     ]);
-    return { rows: await withPayloads(this.db.kysely, rows), total: Number(count[0]?.n ?? 0) };
+    return { rows: await withPayloads(this.db.kysely, rows, read), total: Number(count[0]?.n ?? 0) };
   }
 
   /** Child task ids (sub-agent runs) of the given tasks, in creation order. */
