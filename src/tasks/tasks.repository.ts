@@ -1,3 +1,4 @@
+import { claimDedupKey, deleteDedupKeys, retakeDedupKey, type DedupClaim } from './task-dedup.repository.js';
 import { sql, type Compilable, type Insertable, type Selectable, type Transaction } from 'kysely';
 import { CompiledInsert } from '../db/compiled-once.js';
 import type { Db } from '../db/database.js';
@@ -67,6 +68,15 @@ export class TasksRepository {
 
   transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
+  }
+
+  /** duplication_prevention: the task of an earlier event with the key, else the key taken for `c.taskId` (task-dedup.repository.ts). */
+  claimDedupKey(trx: Transaction<Database>, c: DedupClaim): Promise<string | undefined> {
+    return claimDedupKey(trx, c);
+  }
+
+  retakeDedupKey(trx: Transaction<Database>, c: DedupClaim, goneTaskId: string): Promise<void> {
+    return retakeDedupKey(trx, c, goneTaskId);
   }
 
   async find(orgId: string, id: string, trx: Transaction<Database> | Db['kysely'] = this.db.kysely): Promise<TaskRow | undefined> {
@@ -321,8 +331,8 @@ export type RemoveReleasedBlobs = (released: readonly ReleasedBlob[]) => Promise
 
 /**
  * Deletes what is stored under the given tasks besides their rows: trace, thread and its summary, run records,
- * notifications, uploaded files. One list for every way a task goes (the API's delete above, the retention sweep in
- * task-retention.repository.ts), so none leaves rows behind. At most VALUES_PER_IN_LIST ids (db/batches.ts).
+ * duplicate-event keys, notifications, uploaded files. One list for every way a task goes (the API's delete above,
+ * the retention sweep in task-retention.repository.ts), so none leaves rows behind. At most VALUES_PER_IN_LIST ids (db/batches.ts).
  * Returns the blobs of the deleted uploads: the caller removes them once the transaction has committed
  * (RemoveReleasedBlobs); until then they are recorded in `file_blob_deletions`, written here.
  */
@@ -335,6 +345,7 @@ export async function deleteTaskRecords(trx: Transaction<Database>, orgId: strin
   // handed the old conversation's summary.
   await trx.deleteFrom('session_summaries').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
   await trx.deleteFrom('task_runs').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
+  await deleteDedupKeys(trx, orgId, ids);
   // Its notifications go with it, sent or not (docs/notifications.md).
   const deliveries = trx.selectFrom('notification_deliveries').select('id').where('organization_id', '=', orgId).where('task_id', 'in', ids);
   await trx.deleteFrom('notification_attempts').where('organization_id', '=', orgId).where('delivery_id', 'in', deliveries).execute();
