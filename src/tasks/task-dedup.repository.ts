@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 
 /**
- * The keys of duplication_prevention (task-dedup.ts; table `task_dedup_keys`, migration 0031). Used inside the
+ * The keys of duplication_prevention (task-dedup.ts; table `task_dedup_keys`, migration 0032). Used inside the
  * transaction that commits the task, so an event and its task are stored together or not at all.
  */
 

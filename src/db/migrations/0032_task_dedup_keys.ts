@@ -6,8 +6,8 @@ import type { MigrationDef } from './migration.js';
  * next event that brings it, so the table holds at most one row per distinct event, and a task's rows go with the task
  * (deleteTaskRecords, by `task_dedup_keys_task_idx`).
  */
-export const taskDedupKeys0031: MigrationDef = {
-  name: '0031_task_dedup_keys',
+export const taskDedupKeys0032: MigrationDef = {
+  name: '0032_task_dedup_keys',
   async up(db) {
     await db.schema
       .createTable('task_dedup_keys')
