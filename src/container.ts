@@ -170,6 +170,7 @@ export async function createContainer(config: Config, opts: ContainerOptions = {
     checkOutputSchema,
     onTasksExpired: metrics ? (n) => metrics.tasksExpired(n) : undefined,
     onRunTimedOut: metrics ? () => metrics.runTimedOut() : undefined,
+    onDuplicateEvent: metrics ? () => metrics.duplicateEvent() : undefined,
     // A deleted task's uploads leave the blob store once its delete has committed.
     removeBlobs: (released) => files.disposal.removeBlobs(released),
     // Read at run time: the memory module (below) registers the summaries' store on the runtime's hooks.

@@ -13,6 +13,24 @@ export const MAX_TOOL_CALL_LIMIT = 500;
 /** The most LLM calls one run may make (task_level_strategies.iterative_strategy.max_iterations). */
 export const MAX_ITERATIONS = 200;
 
+/** The longest window duplication_prevention remembers an event: a week (its keys live as long as that at most). */
+export const MAX_DEDUP_TTL_MINUTES = 7 * 24 * 60;
+/** Selectors per key, and characters per selector. */
+const MAX_DEDUP_SELECTORS = 10;
+
+/**
+ * xpander's duplication prevention (docs/contract.md#duplicate-events): an invocation whose selected values match
+ * one accepted within `ttl_minutes` answers that task instead of starting another (src/tasks/task-dedup.ts).
+ */
+const DuplicationPrevention = z.strictObject({
+  enabled: z.boolean().optional(),
+  ttl_minutes: z.number().int().min(1).max(MAX_DEDUP_TTL_MINUTES).optional(),
+  selectors: z
+    .array(z.string().min(1).max(256).refine((p) => p.trim() === p && !p.split('.').includes(''), { message: 'a dot-notation path such as payload.uid' }))
+    .min(1)
+    .max(MAX_DEDUP_SELECTORS),
+});
+
 /**
  * docs/contract.md#task-strategies. Strict: a key the runtime does not read (a misspelt one, or spec 2.1's "persistent
  * context", which has no defined fields) would be stored and ignored, so it is `extra_forbidden`.
@@ -32,6 +50,10 @@ export const TaskLevelStrategies = z.strictObject({
   iterative_strategy: z.strictObject({ enabled: z.boolean().optional(), max_iterations: z.number().int().min(1).max(MAX_ITERATIONS).optional() }).nullable().optional(),
   stop_strategy: jsonObject().nullable().optional(),
   max_runs_per_day: z.number().int().min(1).nullable().optional(),
+  duplication_prevention: DuplicationPrevention.nullable().optional(),
+  // xpander's agentic context (a store the agent reads and updates across tasks); true is refused until it acts
+  // (unsupported-settings.ts), false is what every agent does.
+  agentic_context_enabled: z.boolean().optional(),
 });
 
 /**

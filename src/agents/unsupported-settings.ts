@@ -47,6 +47,11 @@ export const UNSUPPORTED_SETTINGS: readonly UnsupportedSetting[] = [
     msg: "connectivity_details is not supported on this type: only 'a2a' and 'curl' agents call a remote endpoint (leave it empty)",
   },
   {
+    loc: ['body', 'task_level_strategies', 'agentic_context_enabled'],
+    asks: (c) => c.task_level_strategies?.agentic_context_enabled === true,
+    msg: `agentic_context_enabled: ${MEMORY}`,
+  },
+  {
     loc: ['body', 'task_level_strategies', 'stop_strategy'],
     asks: (c) => {
       const s = c.task_level_strategies?.stop_strategy as Record<string, unknown> | null | undefined;

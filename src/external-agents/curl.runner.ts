@@ -1,7 +1,7 @@
 import type { Clock } from '../lib/clock.js';
 import type { SchemaChecker } from '../lib/schema-checker.js';
 import type { RunOutcome, RunRequest, TaskRunner } from '../runtime/task-runner.js';
-import { readPath } from '../webhooks/dot-path.js';
+import { readPath } from '../lib/dot-path.js';
 import { ConnectivityError, parseConnectivity, type CurlConnectivity } from './connectivity.js';
 import {
   aborted,

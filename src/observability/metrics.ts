@@ -42,6 +42,7 @@ export class Metrics {
   private readonly webhookCalls: IndexedCounter;
   private readonly tasksExpiredTotal: Counter;
   private readonly runsTimedOutTotal: Counter;
+  private readonly duplicateEventsTotal: Counter;
   private readonly fileBlobDeletesFailedTotal: Counter;
   private readonly filesOrphanedTotal: Counter;
 
@@ -67,6 +68,11 @@ export class Metrics {
     this.webhookCalls = new IndexedCounter({ name: 'agentry_webhook_calls_total', help: 'Webhook invocations received, by form (public, key) and status', labelNames: ['form', 'status'], registers: [r] });
     // Unlabelled and off the request path (a few increments per sweep): prom-client's own counter.
     this.runsTimedOutTotal = new Counter({ name: 'agentry_runs_timed_out_total', help: 'Runs stopped by their deadline (AGENTRY_RUN_TIMEOUT_MS); their tasks end in error', registers: [r] });
+    this.duplicateEventsTotal = new Counter({
+      name: 'agentry_duplicate_events_total',
+      help: "Invocations answered with an earlier event's task instead of starting one (task_level_strategies.duplication_prevention)",
+      registers: [r],
+    });
     this.tasksExpiredTotal = new Counter({ name: 'agentry_tasks_expired_total', help: 'Finished tasks deleted by the retention sweep (AGENTRY_TASK_RETENTION_DAYS)', registers: [r] });
     this.fileBlobDeletesFailedTotal = new Counter({
       name: 'agentry_file_blob_deletes_failed_total',
@@ -157,11 +163,17 @@ export class Metrics {
     this.taskDuration.observe([status], seconds);
   }
 
-  /** Tasks the retention sweep of this process deleted. */
+  /** Runs stopped by their deadline in this process. */
   runTimedOut(): void {
     this.runsTimedOutTotal.inc();
   }
 
+  /** Invocations answered with an earlier event's task (duplication_prevention). */
+  duplicateEvent(): void {
+    this.duplicateEventsTotal.inc();
+  }
+
+  /** Tasks the retention sweep of this process deleted. */
   tasksExpired(count: number): void {
     this.tasksExpiredTotal.inc(count);
   }

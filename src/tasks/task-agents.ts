@@ -1,3 +1,4 @@
+import { dedupRule, type DedupRule } from './task-dedup.js';
 import { AppError } from '../errors.js';
 import type { AgentAccess } from '../auth/agent-access.js';
 import type { RunnableAgentConfig } from '../agents/agent-config.js';
@@ -60,6 +61,8 @@ export interface TaskStrategies {
   retryOnError: boolean;
   /** Submissions per UTC day for the agent; undefined when unlimited. */
   maxRunsPerDay?: number;
+  /** duplication_prevention when enabled (task-dedup.ts); undefined otherwise. */
+  dedup?: DedupRule;
 }
 
 /**
@@ -76,6 +79,7 @@ export function taskStrategies(config: Record<string, unknown>): TaskStrategies 
     maxAttempts: enabled ? 1 + maxRetries : DEFAULT_MAX_ATTEMPTS,
     retryOnError: enabled && maxRetries > 0,
     maxRunsPerDay: perDay,
+    dedup: tls ? dedupRule(tls.duplication_prevention) : undefined,
   };
 }
 

@@ -13,6 +13,7 @@ import type { ClaimedTask, ClaimHooks } from './task-claim-hooks.js';
 import { checkDailyLimit, overDailyLimit } from './task-daily-limit.js';
 import type { TaskEndNotifier } from './task-end-notifier.js';
 import { isValidTaskId, TASK_ID_RULE } from './task-ids.js';
+import { dedupKey } from './task-dedup.js';
 import { findAccepted, type TaskInbox } from './task-inbox.js';
 import { jsonOrNull, newTaskRow } from './task-rows.js';
 import type { TaskSignal, TaskSignals } from './task-signals.js';
@@ -35,6 +36,8 @@ interface Prepared {
   strategies: ReturnType<typeof taskStrategies>;
   fields: ContinuationFields;
   now: number;
+  /** The event's key when the agent prevents duplicate events and the call carries the selected values (task-dedup.ts). */
+  dedupKey?: string;
 }
 
 /** What task submission is built with (tasks.module.ts). */
@@ -56,6 +59,8 @@ export interface TaskSubmissionsDeps {
   preAuth?: InvocationPreAuth;
   /** Refuses (422) an invocation's output_schema the run could not enforce (lib/schema-checker.ts). */
   checkOutputSchema?: OutputSchemaCheck;
+  /** Counts the invocations answered with an earlier event's task (duplication_prevention; /metrics). */
+  onDuplicateEvent?: () => void;
 }
 
 /**
@@ -76,8 +81,9 @@ export class TaskSubmissions implements TaskSubmitter {
 
   /**
    * Commits the task for a caller that is not given it (an asynchronous webhook call): a brand-new task goes
-   * through the inbox (task-inbox.ts); a caller-chosen id (it may continue a conversation) and an agent with a daily
-   * limit (counted in the inserting transaction) take the path of `submit`.
+   * through the inbox (task-inbox.ts); a caller-chosen id (it may continue a conversation), an agent with a daily
+   * limit (counted in the inserting transaction) and an event that may be a duplicate (its key taken in that
+   * transaction) take the path of `submit`.
    */
   accept(s: TaskSubmission): Promise<string> {
     // Not an async function: a warm agent is prepared at once, and then the inbox commit's promise is the only one
@@ -92,7 +98,7 @@ export class TaskSubmissions implements TaskSubmitter {
   }
 
   private acceptPrepared(s: TaskSubmission, prepared: Prepared): Promise<string> {
-    if (s.taskId !== undefined || prepared.strategies.maxRunsPerDay !== undefined) {
+    if (s.taskId !== undefined || prepared.strategies.maxRunsPerDay !== undefined || prepared.dedupKey !== undefined) {
       return this.commit(s, prepared).then((c) => c.task.id);
     }
     const id = s.newTaskId ?? newId();
@@ -111,10 +117,11 @@ export class TaskSubmissions implements TaskSubmitter {
     return this.commit(s, await this.prepare(s));
   }
 
-  private async commit(s: TaskSubmission, { strategies, fields, now }: Prepared): Promise<{ task: Task; cursor: number }> {
+  private async commit(s: TaskSubmission, { strategies, fields, now, dedupKey }: Prepared): Promise<{ task: Task; cursor: number }> {
     // A new task (the id is ours, so nothing can exist under it) joins the group commit; a caller-chosen id may
-    // continue a conversation, and a daily limit counts before inserting: those commit on their own.
-    if (s.taskId === undefined && strategies.maxRunsPerDay === undefined) {
+    // continue a conversation, a daily limit counts before inserting, and a possible duplicate event looks for its
+    // earlier one: those commit on their own.
+    if (s.taskId === undefined && strategies.maxRunsPerDay === undefined && dedupKey === undefined) {
       const row = newTaskRow(s, s.newTaskId ?? newId(), fields, now);
       const task = presentTask(row);
       // The trace and the caller see the task as created (pending) either way; the worker's first event says it runs.
@@ -140,7 +147,18 @@ export class TaskSubmissions implements TaskSubmitter {
     // A concurrent first submission of the same new id loses the insert race once, then sees the task.
     for (let attempt = 0; ; attempt++) {
       try {
-        const out = await this.d.repo.transaction(async (trx) => {
+        const out = await this.d.repo.transaction(async (trx): Promise<{ task: Task; cursor: number; duplicate?: true }> => {
+          // Before the daily limit: a duplicate starts no run, so it is not one to count or refuse.
+          if (dedupKey !== undefined) {
+            const claim = { organizationId: s.organizationId, agentId: s.agentId, key: dedupKey, taskId: id, now, expiresAt: now + strategies.dedup!.ttlMs };
+            const earlier = await this.d.repo.claimDedupKey(trx, claim);
+            if (earlier !== undefined) {
+              const row = await this.d.repo.find(s.organizationId, earlier, trx);
+              // The caller follows the earlier task from its first event (a stream replays it whole).
+              if (row) return { task: presentTask(row), cursor: 0, duplicate: true };
+              await this.d.repo.retakeDedupKey(trx, claim, earlier);
+            }
+          }
           // Counted in the transaction that inserts, serialised per agent: simultaneous submissions at the limit
           // cannot both pass it.
           if (strategies.maxRunsPerDay !== undefined) await checkDailyLimit(this.d.repo, trx, s, strategies.maxRunsPerDay, now);
@@ -159,6 +177,10 @@ export class TaskSubmissions implements TaskSubmitter {
           const seq = await this.d.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
           return { task, cursor: seq - 1 };
         });
+        if (out.duplicate) {
+          this.d.onDuplicateEvent?.();
+          return { task: out.task, cursor: out.cursor };
+        }
         this.published(s.organizationId, id, false);
         return out;
       } catch (err) {
@@ -258,7 +280,9 @@ export class TaskSubmissions implements TaskSubmitter {
     // Before any group commit: one row PostgreSQL refuses would fail every other caller's row in its batch, and one
     // in the task inbox would stop its move into `tasks` for everyone. Every text of a new row comes from here.
     if (hasNulText(fields as unknown as Record<string, unknown>)) throw nulTextError();
-    return { agent, strategies, fields, now };
+    // Only calls from outside carry a source (webhooks, API invocations): internal submissions are never duplicates.
+    const dedupKeyOf = strategies.dedup && s.dedupSource ? dedupKey(strategies.dedup, s.dedupSource) : undefined;
+    return { agent, strategies, fields, now, dedupKey: dedupKeyOf };
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { DedupSource } from './task-dedup.js';
 import type { Principal } from '../auth/principal.js';
 import type { SubmittableAgent } from './task-agents.js';
 /**
@@ -145,6 +146,12 @@ export interface TaskSubmission {
    * claim round trip or a wake-up (TaskSubmissions.commit).
    */
   awaited?: boolean;
+  /**
+   * The invocation as its caller sent it (an API invocation's body, a webhook call's body and query): what the
+   * agent's duplication_prevention selectors read (task-dedup.ts). Absent for submissions from inside (sub-agents,
+   * schedules, workflows, retries), which are never taken for duplicate events.
+   */
+  dedupSource?: DedupSource;
 }
 
 /** Event envelope of the stream and the trace (docs/contract.md#task-events). */

@@ -63,6 +63,8 @@ export function createTasksModule(d: {
   checkOutputSchema?: OutputSchemaCheck;
   /** Counts the runs stopped by their deadline (/metrics). */
   onRunTimedOut?: () => void;
+  /** Counts the invocations answered with an earlier event's task (duplication_prevention; /metrics). */
+  onDuplicateEvent?: () => void;
   /** Counts the tasks the retention sweep deleted (/metrics). */
   onTasksExpired?: (count: number) => void;
   /** Removes the blobs of uploads deleted with tasks, after the commit (src/files/file-disposal.ts). */
@@ -97,7 +99,7 @@ export function createTasksModule(d: {
   // The worker takes awaited submissions straight from submission while it runs (a worker role in this process),
   // and signals their outcome to the waits of this process with the row (task-watch.ts).
   const watch = new TaskWatch(repo, signals, worker);
-  const submissions = new TaskSubmissions({ repo, agents: d.agents, signals, secretBox: d.secretBox, clock: d.clock, inbox, watch, localSlots: worker, runStart: d.db.dialect === 'postgres' ? 'after-send' : 'now', notifier: d.notifier, preAuth: d.preAuth, checkOutputSchema: d.checkOutputSchema });
+  const submissions = new TaskSubmissions({ repo, agents: d.agents, signals, secretBox: d.secretBox, clock: d.clock, inbox, watch, localSlots: worker, runStart: d.db.dialect === 'postgres' ? 'after-send' : 'now', notifier: d.notifier, preAuth: d.preAuth, checkOutputSchema: d.checkOutputSchema, onDuplicateEvent: d.onDuplicateEvent });
   const queries = new TaskQueries({ repo, agents: d.agents, inbox, watch });
   const control = new TaskControl({ repo, agents: d.agents, signals, clock: d.clock, notifier: d.notifier, queries, removeBlobs: d.removeBlobs });
   const tasks: TaskParts = { submissions, queries, control };

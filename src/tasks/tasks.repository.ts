@@ -7,6 +7,7 @@ import type { TaskStatus } from './task.types.js';
 import { whereTextMatches, windowStart } from './task-text-search.js';
 import { nextFairRank, rankPending } from './task-fair-ranks.repository.js';
 import { insertPayloads, replacePayload, setAside, textsOf, withPayload, withPayloads } from './task-payloads.repository.js';
+import { claimDedupKey, deleteDedupKeys, retakeDedupKey, type DedupClaim } from './task-dedup.repository.js';
 
 /** What a task drops when its run ends (finished, failed, stopped): the lease, the user's tokens, a pending approval. */
 export const RELEASED_ON_FINISH = { lease_owner: null, lease_expires_at: null, sealed_user_tokens: null, hitl_request: null, hitl_decision: null } as const;
@@ -68,6 +69,15 @@ export class TasksRepository {
 
   transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
+  }
+
+  /** duplication_prevention: the task of an earlier event with the key, else the key taken for `c.taskId` (task-dedup.repository.ts). */
+  claimDedupKey(trx: Transaction<Database>, c: DedupClaim): Promise<string | undefined> {
+    return claimDedupKey(trx, c);
+  }
+
+  retakeDedupKey(trx: Transaction<Database>, c: DedupClaim, goneTaskId: string): Promise<void> {
+    return retakeDedupKey(trx, c, goneTaskId);
   }
 
   async find(orgId: string, id: string, trx: Transaction<Database> | Db['kysely'] = this.db.kysely): Promise<TaskRow | undefined> {
@@ -332,8 +342,8 @@ export type RemoveReleasedBlobs = (released: readonly ReleasedBlob[]) => Promise
 
 /**
  * Deletes what is stored under the given tasks besides their rows: trace, thread and its summary, run records,
- * notifications, uploaded files. One list for every way a task goes (the API's delete above, the retention sweep in
- * task-retention.repository.ts), so none leaves rows behind. At most VALUES_PER_IN_LIST ids (db/batches.ts).
+ * duplicate-event keys, notifications, uploaded files. One list for every way a task goes (the API's delete above,
+ * the retention sweep in task-retention.repository.ts), so none leaves rows behind. At most VALUES_PER_IN_LIST ids (db/batches.ts).
  * Returns the blobs of the deleted uploads: the caller removes them once the transaction has committed
  * (RemoveReleasedBlobs); until then they are recorded in `file_blob_deletions`, written here.
  */
@@ -348,6 +358,7 @@ export async function deleteTaskRecords(trx: Transaction<Database>, orgId: strin
   await trx.deleteFrom('task_runs').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
   // A large task's texts (task-payloads.repository.ts).
   await trx.deleteFrom('task_payloads').where('organization_id', '=', orgId).where('task_id', 'in', ids).execute();
+  await deleteDedupKeys(trx, orgId, ids);
   // Its notifications go with it, sent or not (docs/notifications.md).
   const deliveries = trx.selectFrom('notification_deliveries').select('id').where('organization_id', '=', orgId).where('task_id', 'in', ids);
   await trx.deleteFrom('notification_attempts').where('organization_id', '=', orgId).where('delivery_id', 'in', deliveries).execute();

@@ -118,6 +118,15 @@ export interface TasksTables {
     organization_id: string;
     last_rank: number;
   };
+  /** Events remembered by duplication_prevention (task-dedup.ts): the task an event started, until `expires_at`. */
+  task_dedup_keys: {
+    organization_id: string;
+    agent_id: string;
+    /** SHA-256 (base64url) of the selected values: the values themselves (emails, ids) are not kept. */
+    key: string;
+    task_id: string;
+    expires_at: number;
+  };
   /**
    * New tasks of asynchronous webhook calls, committed before the call is answered and moved into `tasks` (with
    * their run and `task_created` event) by whoever reads tasks next: see task-inbox.ts.

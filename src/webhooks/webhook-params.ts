@@ -1,6 +1,6 @@
 import { AppError, type ValidationIssue } from '../errors.js';
 import type { TaskUser } from '../tasks/task.types.js';
-import { readPath } from './dot-path.js';
+import { readPath } from '../lib/dot-path.js';
 import { isValidTaskId } from '../tasks/task-ids.js';
 import { isHttpUrl } from '../notifications/notification-settings.js';
 import { boolParsingIssue, parseTextBool } from '../lib/text-bool.js';

@@ -7,7 +7,7 @@ import { AppError } from '../errors.js';
 import type { FilesService, IncomingFile, StoredFile } from '../files/files.service.js';
 import type { Logger } from '../lib/logger.js';
 import type { Task, TaskSubmission, TaskSubmitter } from '../tasks/task.types.js';
-import { readPath } from './dot-path.js';
+import { readPath } from '../lib/dot-path.js';
 import type { WebhookAgent, WebhookAgentDirectory } from './webhook-agents.js';
 import { publicLookupUnavailable, type WebhookChannelsService } from './webhook-channels.service.js';
 import { parseWebhookParams, type WebhookForm, type WebhookParams } from './webhook-params.js';
@@ -99,6 +99,7 @@ export class WebhookReceiver {
       disableAttachmentInjection: params.disableAttachmentInjection,
       awaited: !params.asynchronous,
       callbackUrl: params.callbackUrl,
+      dedupSource: { body: call.body, query: call.query },
     };
     let task: Task | undefined;
     let acceptedId: string | undefined;
@@ -110,6 +111,8 @@ export class WebhookReceiver {
       await this.discard(organizationId, stored);
       throw e;
     }
+    // A duplicate event (duplication_prevention) is answered with the earlier event's task: its uploads serve nothing.
+    if (stored.length && (task?.id ?? acceptedId) !== (params.taskId ?? newTaskId)) await this.discard(organizationId, stored);
     if (!task) return { kind: 'started', taskId: acceptedId! };
     // The synchronous answer (spec 2.7) shows no sub-executions.
     const final = await this.tasks.waitForFinal(organizationId, task.id, { timeoutMs: this.syncTimeoutMs, subExecutions: false, submitted: task });

@@ -37,6 +37,7 @@ export class XpanderTasks {
       outputSchema: b.output_schema,
       userTokens: b.user_tokens ?? undefined,
       disableAttachmentInjection: b.disable_attachment_injection ?? false,
+      dedupSource: { body: b as Record<string, unknown> },
     };
     return presentXpanderTask(await this.tasks.submissions.submit(submission));
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readPath } from '../../src/webhooks/dot-path.js';
+import { readPath } from '../../src/lib/dot-path.js';
 import { parseWebhookParams } from '../../src/webhooks/webhook-params.js';
 
 describe('dot paths', () => {

@@ -23,8 +23,9 @@ import { binaryEmbeddings0028 } from './0028_binary_embeddings.js';
 import { fileDocuments0029 } from './0029_file_documents.js';
 import { fairQueue0030 } from './0030_fair_queue.js';
 import { taskPayloads0031 } from './0031_task_payloads.js';
+import { taskDedupKeys0032 } from './0032_task_dedup_keys.js';
 import type { MigrationDef } from './migration.js';
 
 export type { MigrationContext, MigrationDef } from './migration.js';
 
-export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009, taskInbox0010, configNotify0011, sealLlmExtraHeaders0012, notifications0013, schedules0014, access0015, memories0019, callDepth0023, workflows0024, mcpOauthRefresh0025, pendingQueueIndex0026, fileLifetime0027, binaryEmbeddings0028, fileDocuments0029, fairQueue0030, taskPayloads0031];
+export const migrations: MigrationDef[] = [core0001, agents0002, connectors0003, tasks0004, filesWebhooks0005, toolKinds0006, knowledge0007, mcpUserTokens0008, partialTaskIndexes0009, taskInbox0010, configNotify0011, sealLlmExtraHeaders0012, notifications0013, schedules0014, access0015, memories0019, callDepth0023, workflows0024, mcpOauthRefresh0025, pendingQueueIndex0026, fileLifetime0027, binaryEmbeddings0028, fileDocuments0029, fairQueue0030, taskPayloads0031, taskDedupKeys0032];

@@ -23,20 +23,28 @@ export function invokeRoutes(router: Router, c: Container): void {
     if (!json) throw AppError.validation([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
     return { body: json, discard: async () => {} };
   };
-  const refusedWith = async <T>(discard: () => Promise<void>, run: () => Promise<T>): Promise<T> => {
+  /**
+   * Submits, removing the call's stored uploads when it is refused, or answered with another task (an earlier event's,
+   * duplication_prevention): they belong to no task then.
+   */
+  const submitting = async <T extends { id: string } | { task: { id: string } }>(invoked: MultipartInvoke, run: () => Promise<T>): Promise<T> => {
+    let out: T;
     try {
-      return await run();
+      out = await run();
     } catch (e) {
-      await discard().catch(() => {});
+      await invoked.discard().catch(() => {});
       throw e;
     }
+    const storedFor = invoked.body.id ?? invoked.newTaskId;
+    if (storedFor !== undefined && ('task' in out ? out.task.id : out.id) !== storedFor) await invoked.discard().catch(() => {});
+    return out;
   };
 
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke', summary: 'Invoke an agent and wait for the result (asynchronous=true: the pending task)', ...spec, query: SyncInvokeQuery }, async ({ principal, body: json, query, params, request, reply }) => {
     const invoked = await bodyOf(request, principal, json);
     // xpander's clients ask the plain invoke route for an asynchronous run with ?asynchronous=true (issue 25).
-    if (query.asynchronous) return refusedWith(invoked.discard, () => c.tasks.submissions.submit(submission(principal, params.agent_id, invoked, query.version, request)));
-    const task = await refusedWith(invoked.discard, () => c.tasks.submissions.submit({ ...submission(principal, params.agent_id, invoked, query.version, request), awaited: true }));
+    if (query.asynchronous) return submitting(invoked, () => c.tasks.submissions.submit(submission(principal, params.agent_id, invoked, query.version, request)));
+    const task = await submitting(invoked, () => c.tasks.submissions.submit({ ...submission(principal, params.agent_id, invoked, query.version, request), awaited: true }));
     // A caller that hung up stops the wait (not the task, which is committed and runs on).
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
@@ -45,14 +53,14 @@ export function invokeRoutes(router: Router, c: Container): void {
 
   router.route({ method: 'POST', url: '/v1/agents/:agent_id/invoke/async', summary: 'Invoke an agent; returns the pending task', ...spec }, async ({ principal, body: json, query, params, request }) => {
     const invoked = await bodyOf(request, principal, json);
-    return refusedWith(invoked.discard, () => c.tasks.submissions.submit(submission(principal, params.agent_id, invoked, query.version, request)));
+    return submitting(invoked, () => c.tasks.submissions.submit(submission(principal, params.agent_id, invoked, query.version, request)));
   });
 
   router.route(
     { method: 'POST', url: '/v1/agents/:agent_id/invoke/stream', summary: 'Invoke an agent; streams the run as Server-Sent Events', ...spec },
     async ({ principal, body: json, query, params, request, reply }) => {
       const invoked = await bodyOf(request, principal, json);
-      const { task, cursor } = await refusedWith(invoked.discard, () => c.tasks.submissions.enqueue({ ...submission(principal, params.agent_id, invoked, query.version, request), awaited: true }));
+      const { task, cursor } = await submitting(invoked, () => c.tasks.submissions.enqueue({ ...submission(principal, params.agent_id, invoked, query.version, request), awaited: true }));
       return sendEventStream(request, reply, (signal) => c.tasks.queries.follow(principal.organizationId, task.id, cursor, signal));
     },
   );
@@ -80,5 +88,6 @@ function submission(principal: Principal, agentId: string, { body, newTaskId }: 
     outputSchema: body.output_schema,
     userTokens: body.user_tokens ?? undefined,
     disableAttachmentInjection: body.disable_attachment_injection ?? false,
+    dedupSource: { body: body as Record<string, unknown> },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Dot-notation paths used by `params_mapping` and `getter`: `message.chat.id`, `items.0.name` (numeric segments
+ * Dot-notation paths used by webhooks' `params_mapping` and `getter` and by `duplication_prevention.selectors`: `message.chat.id`, `items.0.name` (numeric segments
  * index arrays; `items[0].name` is read the same way). Returns undefined when any segment is missing.
  */
 export function readPath(root: unknown, path: string): unknown {
