@@ -32,18 +32,30 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * What an error tells the operator but not the caller (a configured URL, the cause of an outage): logged at warn by
+ * whoever answers the caller (`logOperatorDetail`). Plain strings only, already free of user info, queries and secrets.
+ */
+export interface OperatorDetail {
+  message: string;
+  fields: Record<string, string>;
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly issues?: ValidationIssue[];
   /** Seconds, for 429 and 503 answers. */
   readonly retryAfter?: number;
+  /** For the service log only; `message` is what the caller sees. */
+  readonly operatorDetail?: OperatorDetail;
 
-  constructor(code: ErrorCode, message: string, opts: { issues?: ValidationIssue[]; retryAfter?: number; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, opts: { issues?: ValidationIssue[]; retryAfter?: number; cause?: unknown; operatorDetail?: OperatorDetail } = {}) {
     super(message, { cause: opts.cause });
     this.name = 'AppError';
     this.code = code;
     this.issues = opts.issues;
     this.retryAfter = opts.retryAfter;
+    this.operatorDetail = opts.operatorDetail;
   }
 
   get status(): number {
@@ -67,4 +79,20 @@ export class AppError extends Error {
 
 export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
+}
+
+/** Causes whose operator detail was logged: requests that waited on one failed fetch log it once. */
+const loggedCauses = new WeakSet<object>();
+
+/**
+ * Logs an AppError's operator detail at warn, once per failure (per cause). Called where an error is turned into an
+ * answer (the HTTP error handler, the webhook fast lane, the inbound A2A and MCP handlers), with their logger:
+ * services have none, and the error carries what the log needs.
+ */
+export function logOperatorDetail(log: { warn(fields: object, message: string): void }, e: unknown, bindings: Record<string, unknown> = {}): void {
+  if (!isAppError(e) || !e.operatorDetail) return;
+  const key = typeof e.cause === 'object' && e.cause !== null ? e.cause : e;
+  if (loggedCauses.has(key)) return;
+  loggedCauses.add(key);
+  log.warn({ ...bindings, ...e.operatorDetail.fields }, e.operatorDetail.message);
 }

@@ -39,15 +39,25 @@ export async function discoverJwksUrl(issuer: string, fetch: Fetch): Promise<str
   return doc.jwks_uri;
 }
 
+/** What a caller is told when the issuer's keys cannot be read: the issuer's URL and the cause are the operator's. */
+export const IDENTITY_PROVIDER_UNAVAILABLE = 'Identity provider unavailable; retry later';
+
 /**
  * The 503 for a token that could not be verified because of its issuer (its keys unreadable), not the token; undefined
  * when the token is at fault. A bare JOSEError is jose's "the JWKS endpoint did not answer 200 with a key set". The
- * reason shown is ours or jose's fixed text, naming at most the URL without its user info or query.
+ * caller (public webhook callers among them) gets a generic detail; the reason, ours or jose's fixed text naming at
+ * most the URL without its user info or query, goes to the service log as the error's operator detail.
  */
 export function issuerUnavailable(e: unknown, issuer: string): AppError | undefined {
   let reason: string | undefined;
   if (e instanceof DocumentFetchError || (e instanceof errors.JOSEError && e.constructor === errors.JOSEError)) reason = e.message;
   else if (e instanceof errors.JWKSTimeout) reason = `the JWKS did not answer within ${seconds(ISSUER_READ_TIMEOUT_MS + 1000)}`;
   else if (e instanceof errors.JOSEError) return undefined;
-  return new AppError('unavailable', `The ${issuer}'s keys could not be fetched${reason ? ` (${reason})` : ''}; retry later`, { retryAfter: 5, cause: e });
+  // Anything else is a bug of ours, not the issuer's words: its name only, its message may hold anything.
+  reason ??= `unexpected ${e instanceof Error ? e.name : typeof e}`;
+  return new AppError('unavailable', IDENTITY_PROVIDER_UNAVAILABLE, {
+    retryAfter: 5,
+    cause: e,
+    operatorDetail: { message: `The ${issuer}'s keys could not be fetched; callers are answered 503`, fields: { issuer, reason } },
+  });
 }

@@ -4,6 +4,7 @@ import { parse as parseQuery } from 'fast-querystring';
 import { parse as secureJsonParse } from 'secure-json-parse';
 import type { FastifyServerFactory } from 'fastify';
 import type { Container } from '../container.js';
+import { logOperatorDetail } from '../errors.js';
 import { newId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { WebhookForm } from '../webhooks/webhook-params.js';
@@ -140,6 +141,7 @@ async function serve(c: Container, req: IncomingMessage, res: ServerResponse, r:
     send(res, 200, reply.headers, reply.text);
     observe(c, r, 200);
   } catch (err) {
+    logOperatorDetail(c.log, err, r.requestId ? { reqId: r.requestId } : {});
     let answer = errorResponse(err);
     if (!answer) {
       const request_id = r.requestId ?? newId();

@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import { rawRead } from '../db/list-reads.js';
 import type { Database } from '../db/schema.js';
 import { batches, VALUES_PER_IN_LIST } from '../db/batches.js';
+import { pgIds } from '../db/id-lists.js';
 import type { SearchScope } from './search-scope.js';
 
 export interface NewChunk {
@@ -49,8 +50,16 @@ export class ChunkStoreRepository {
     }
   }
 
-  /** In slices (db/batches.ts): a set of documents may be more than one statement can bind. */
+  /** PostgreSQL: one statement; SQLite: in slices (db/batches.ts), a set of documents may be more than one statement can bind. */
   async deleteForDocuments(k: Kysely<Database>, org: string, documentIds: readonly string[]): Promise<void> {
+    if (this.db.dialect === 'postgres') {
+      // Found through kb_chunks_doc_idx alone: the organization filter outside the subquery (offset 0 plans it by
+      // itself) cannot draw the planner to the organization's index on a guess (db/id-lists.ts); deleted by key.
+      await sql`delete from kb_chunks where seq = any(array(
+        select seq from (select seq, organization_id from kb_chunks where document_id = any(${pgIds(documentIds)}) offset 0) as c
+        where organization_id = ${org}))`.execute(k);
+      return;
+    }
     for (const batch of batches(documentIds, VALUES_PER_IN_LIST)) {
       await k.deleteFrom('kb_chunks').where('organization_id', '=', org).where('document_id', 'in', batch).execute();
     }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { batches, VALUES_PER_IN_LIST } from '../db/batches.js';
+import { pgIds } from '../db/id-lists.js';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
@@ -181,8 +182,14 @@ export class JobQueueRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  /** In slices (db/batches.ts): a knowledge base's documents may be more than one statement can bind. */
+  /** PostgreSQL: one statement; SQLite: in slices (db/batches.ts), a knowledge base's documents may be more than one statement can bind. */
   async deleteForRefs(k: Kysely<Database>, org: string, refIds: readonly string[]): Promise<void> {
+    if (this.db.dialect === 'postgres') {
+      // Both columns of jobs_ref_idx: whichever the planner uses, one statement reads the organization's jobs at most
+      // once (db/id-lists.ts).
+      await k.deleteFrom('jobs').where('organization_id', '=', org).where('ref_id', '=', sql<string>`any(${pgIds(refIds)})`).execute();
+      return;
+    }
     for (const batch of batches(refIds, VALUES_PER_IN_LIST)) await k.deleteFrom('jobs').where('organization_id', '=', org).where('ref_id', 'in', batch).execute();
   }
 

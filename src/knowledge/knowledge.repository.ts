@@ -1,7 +1,8 @@
-import type { Kysely, Updateable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Updateable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { batches, ROWS_PER_INSERT, VALUES_PER_IN_LIST } from '../db/batches.js';
+import { pgIds } from '../db/id-lists.js';
 import { pageAndTotal } from '../db/paging.js';
 import { releaseFiles, type ReleasedBlob } from '../files/file-lifetime.repository.js';
 
@@ -28,6 +29,15 @@ const SUMMARY_COLUMNS = [
   'updated_at',
   'indexed_at',
 ] as const;
+
+/**
+ * PostgreSQL: the documents `ids`, found by primary key alone, whatever the statistics (db/id-lists.ts). A subquery
+ * with an offset is planned by itself, so the caller's filters by organization and base stay outside it: inside, the
+ * planner would read the base through its (organization_id, kb_id) index on a guess of two rows.
+ */
+function documentsById(ids: readonly string[]): RawBuilder<unknown> {
+  return sql`select id, organization_id, kb_id, file_id from kb_documents where id = any(${pgIds(ids)}) offset 0`;
+}
 
 /** Knowledge bases and their documents. Every query filters by organization. */
 export class KnowledgeRepository {
@@ -134,6 +144,10 @@ export class KnowledgeRepository {
 
   /** The ids among `ids` that are documents of knowledge base `kbId` of the organization. */
   async existingDocumentIds(org: string, kbId: string, ids: string[]): Promise<Set<string>> {
+    if (this.db.dialect === 'postgres') {
+      const r = await sql<{ id: string }>`select id from (${documentsById(ids)}) as d where organization_id = ${org} and kb_id = ${kbId}`.execute(this.k);
+      return new Set(r.rows.map((d) => d.id));
+    }
     const out = new Set<string>();
     for (const batch of batches(ids, VALUES_PER_IN_LIST)) {
       const rows = await this.k
@@ -156,6 +170,12 @@ export class KnowledgeRepository {
 
   /** Deletes the organization's documents `ids` of knowledge base `kbId`; those it deleted (a concurrent delete's are not). */
   async deleteDocuments(k: Kysely<Database>, org: string, kbId: string, ids: readonly string[]): Promise<DeletedDocument[]> {
+    if (this.db.dialect === 'postgres') {
+      const r = await sql<DeletedDocument>`delete from kb_documents
+        where id = any(array(select id from (${documentsById(ids)}) as d where organization_id = ${org} and kb_id = ${kbId}))
+        returning id, file_id`.execute(k);
+      return r.rows;
+    }
     const out: DeletedDocument[] = [];
     for (const batch of batches([...ids], VALUES_PER_IN_LIST)) {
       out.push(...(await k.deleteFrom('kb_documents').where('organization_id', '=', org).where('kb_id', '=', kbId).where('id', 'in', batch).returning(['id', 'file_id']).execute()));

@@ -16,6 +16,14 @@ export function urlForMessage(url: string | URL): string {
   }
 }
 
+/**
+ * A client library's error message with every URL in it shown as urlForMessage shows it: undici's refusal of a URL
+ * with user info quotes the whole URL, password and query included.
+ */
+export function redactUrls(message: string): string {
+  return message.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (u) => urlForMessage(u));
+}
+
 /** A document that could not be read within its bounds, or at all; the message names the URL (urlForMessage). */
 export class DocumentFetchError extends Error {
   constructor(message: string, opts?: { cause?: unknown }) {
@@ -61,7 +69,7 @@ export function documentFetch(fetch: (input: string | URL | Request, init?: Requ
       if (e instanceof DocumentFetchError || callers?.aborted) throw e;
       if (deadline.signal.aborted) throw new DocumentFetchError(`${shown} did not answer within ${seconds(bounds.timeoutMs)}`, { cause: e });
       const code = (e as { cause?: { code?: unknown } }).cause?.code;
-      throw new DocumentFetchError(`${shown} could not be fetched: ${typeof code === 'string' ? code : (e as Error).message}`, { cause: e });
+      throw new DocumentFetchError(`${shown} could not be fetched: ${typeof code === 'string' ? code : redactUrls((e as Error).message)}`, { cause: e });
     } finally {
       deadline.release();
     }

@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createContainer, type Container } from '../../src/container.js';
 import { buildApiApp } from '../../src/http/api.app.js';
 import { buildWebhookApp } from '../../src/http/webhooks.app.js';
-import { createLogger } from '../../src/lib/logger.js';
+import { createLogger, type Logger } from '../../src/lib/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createPgDatabase } from './databases.js';
 import { injectPoster, postAgent } from './agents.js';
@@ -149,8 +149,8 @@ export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Pr
   };
 }
 
-/** A real server on ephemeral ports (for socket-level and end-to-end tests). */
-export async function startTestServer(testEnv: TestEnv, env: Record<string, string> = {}): Promise<RunningServer> {
+/** A real server on ephemeral ports (for socket-level and end-to-end tests); `log` to read its log (captureLog). */
+export async function startTestServer(testEnv: TestEnv, env: Record<string, string> = {}, log?: Logger): Promise<RunningServer> {
   const config = loadConfig({ ...testEnv.env, AGENTRY_API_PORT: '0', AGENTRY_WEBHOOK_PORT: '0', ...env });
-  return startServer(config, await createContainer(config, { log: createLogger(testEnv.env.AGENTRY_LOG_LEVEL) }));
+  return startServer(config, await createContainer(config, { log: log ?? createLogger(testEnv.env.AGENTRY_LOG_LEVEL) }));
 }

@@ -1,3 +1,4 @@
+import type { Logger } from '../../src/lib/logger.js';
 import type { RunningServer } from '../../src/server.js';
 import { startOpenAIServer, type OpenAIServer } from '../fakes/openai-server.js';
 import { fetchPoster, postAgent, scriptedAgentFields } from '../support/agents.js';
@@ -15,10 +16,10 @@ export interface WebhookWorld {
   close(): Promise<void>;
 }
 
-export async function startWebhookWorld(kind: DbKind, extraEnv: Record<string, string> = {}): Promise<WebhookWorld> {
+export async function startWebhookWorld(kind: DbKind, extraEnv: Record<string, string> = {}, log?: Logger): Promise<WebhookWorld> {
   const llm = await startOpenAIServer();
   const env = await createTestEnv(kind, { AGENTRY_EGRESS_ALLOW: '127.0.0.1', AGENTRY_SYNC_TIMEOUT_MS: '20000', ...extraEnv });
-  const server = await startTestServer(env);
+  const server = await startTestServer(env, {}, log);
   const keyA = (await server.container.orgs.createApiKey('org-a')).key;
   const keyB = (await server.container.orgs.createApiKey('org-b')).key;
   return {

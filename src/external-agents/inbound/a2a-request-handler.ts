@@ -12,7 +12,7 @@ import type {
 } from '@a2a-js/sdk';
 import { A2AError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { isAppError } from '../../errors.js';
+import { isAppError, logOperatorDetail } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { isValidTaskId } from '../../tasks/task-ids.js';
 import { FINAL_STATUSES, type Task } from '../../tasks/task.types.js';
@@ -156,6 +156,7 @@ export class AgentryA2aHandler implements A2ARequestHandler {
       return await fn();
     } catch (e) {
       if (e instanceof A2AError) throw e;
+      logOperatorDetail(this.deps.log, e, { agent_id: this.target.agentId });
       if (isAppError(e)) throw e.code === 'not_found' ? new TaskNotFoundError(e.message) : new RequestMalformedError(e.message);
       this.deps.log.error({ err: e, agent_id: this.target.agentId }, 'A2A request failed');
       throw new Error('Internal error');

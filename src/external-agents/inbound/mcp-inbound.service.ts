@@ -4,7 +4,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentsService } from '../../agents/agents.service.js';
 import type { Principal } from '../../auth/principal.js';
-import { isAppError } from '../../errors.js';
+import { isAppError, logOperatorDetail } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { isValidTaskId } from '../../tasks/task-ids.js';
 import { FINAL_STATUSES, type TaskSubmitter } from '../../tasks/task.types.js';
@@ -109,7 +109,10 @@ export class McpInboundService {
       }
       return { content: [{ type: 'text', text: done.result ?? '' }], structuredContent, isError: done.status !== 'completed' };
     } catch (e) {
-      if (isAppError(e)) return fail(e.message);
+      if (isAppError(e)) {
+        logOperatorDetail(this.deps.log, e, { agent_id: target.agentId });
+        return fail(e.message);
+      }
       this.deps.log.error({ err: e, agent_id: target.agentId }, 'MCP tool call failed');
       return fail('The agent could not be run because of an internal error');
     }
