@@ -32,8 +32,8 @@ export const CONFIG_FIELDS = [
 
 /**
  * Fields a rollback does not send back: `created_by` is who made the agent, and the write-only LLM key and headers
- * read back as "********", which the server resolves against the *current* stored value: where the current version
- * has none, the mask itself would be stored as the key. Secrets stay as they are now. The tool bookkeeping (`graph`,
+ * read back as "********", which the server resolves against the *current* stored value (and refuses, 422, where
+ * the current version has none); a rotated key must not come back with an old configuration. Secrets stay as they are now. The tool bookkeeping (`graph`,
  * `attached_tools`) is sent with `tools`: without it the server would add the old tools onto the current graph and
  * keep tools attached since.
  */
