@@ -62,5 +62,6 @@ export function refuseLoopSettingsOnOrchestration(cfg: AgentConfig, base?: Agent
     if (JSON.stringify(v) !== JSON.stringify(agnoDefaults[k])) refuse(['agno_settings', k], `agno_settings.${k}`);
   }
   if (cfg.task_level_strategies?.iterative_strategy) refuse(['task_level_strategies', 'iterative_strategy'], 'iterative_strategy');
+  if (cfg.task_level_strategies?.stop_strategy?.enabled === true) refuse(['task_level_strategies', 'stop_strategy'], 'stop_strategy');
   if (issues.length) throw AppError.validation(issues);
 }

@@ -51,14 +51,6 @@ export const UNSUPPORTED_SETTINGS: readonly UnsupportedSetting[] = [
     asks: (c) => c.task_level_strategies?.agentic_context_enabled === true,
     msg: `agentic_context_enabled: ${MEMORY}`,
   },
-  {
-    loc: ['body', 'task_level_strategies', 'stop_strategy'],
-    asks: (c) => {
-      const s = c.task_level_strategies?.stop_strategy as Record<string, unknown> | null | undefined;
-      return !!s && Object.keys(s).length > 0 && s.enabled !== false;
-    },
-    msg: 'stop_strategy: stop conditions are not supported yet (iterative_strategy.max_iterations and agno_settings.tool_call_limit bound a run)',
-  },
 ];
 
 /** Every unsupported setting the configuration turns on, as one 422 (a caller fixes them all in one round). */

@@ -172,8 +172,9 @@ export function checkExternalAgent(config: Record<string, unknown>): void {
   }
   const compression = agno.tool_calls_compression as { enabled?: unknown } | undefined;
   if (compression?.enabled === true) issues.push({ loc: ['body', 'agno_settings', 'tool_calls_compression', 'enabled'], msg: `an agent of type '${type}' runs remotely: it makes no tool calls here to compress`, type: 'value_error' });
-  const strategies = config.task_level_strategies as { iterative_strategy?: unknown } | null | undefined;
+  const strategies = config.task_level_strategies as { iterative_strategy?: unknown; stop_strategy?: { enabled?: unknown } | null } | null | undefined;
   if (strategies?.iterative_strategy) issues.push({ loc: ['body', 'task_level_strategies', 'iterative_strategy'], msg: `an agent of type '${type}' runs remotely: iterative_strategy bounds Agentry's own model loop`, type: 'value_error' });
+  if (strategies?.stop_strategy?.enabled === true) issues.push({ loc: ['body', 'task_level_strategies', 'stop_strategy'], msg: `an agent of type '${type}' runs remotely: stop_strategy stops Agentry's own model loop`, type: 'value_error' });
   // The model fields carry defaults (the create schema fills them): only a model chosen on purpose is refused.
   if (config.model_provider !== undefined && config.model_provider !== DEFAULT_MODEL_PROVIDER) {
     issues.push({ loc: ['body', 'model_provider'], msg: `an agent of type '${type}' has no local model: model_provider would do nothing`, type: 'value_error' });

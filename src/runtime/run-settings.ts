@@ -1,4 +1,5 @@
 import type { AgentConfig } from '../agents/agent.schemas.js';
+import { runStop, type RunStop } from './run-stop.js';
 
 /**
  * The limits of one run, read from the agent's agno_settings and task_level_strategies (spec 2.5,
@@ -19,6 +20,8 @@ export interface RunLimits {
   /** LLM calls in one run, including the final answer. */
   maxIterations: number;
   numHistoryRuns: number;
+  /** stop_strategy and iterative_strategy.end_condition (run-stop.ts); absent when the agent has neither. */
+  stop?: RunStop;
 }
 
 export function runLimits(agent: Pick<AgentConfig, 'agno_settings' | 'task_level_strategies'>): RunLimits {
@@ -31,6 +34,7 @@ export function runLimits(agent: Pick<AgentConfig, 'agno_settings' | 'task_level
     maxIterations: iterations(agent.task_level_strategies?.iterative_strategy) ?? DEFAULT_MAX_ITERATIONS,
     // session_storage false: the thread's earlier runs are not given to the model (each run starts fresh).
     numHistoryRuns: agno.session_storage ? agno.num_history_runs : 0,
+    stop: runStop(agent.task_level_strategies),
   };
 }
 

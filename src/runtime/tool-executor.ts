@@ -1,5 +1,5 @@
 import type { RunGuard } from '../guardrails/run-guard.js';
-import type { RuntimeTool, ToolCallContext } from '../tools/tool-kinds.js';
+import { ToolArgumentsError, type RuntimeTool, type ToolCallContext } from '../tools/tool-kinds.js';
 import type { JsonSchemaValidator } from './json-output.js';
 import type { LlmToolCall } from './llm-step.js';
 import type { RunRequest } from './task-runner.js';
@@ -18,6 +18,11 @@ export interface ToolCallOutcome {
   /** What the model gets back: `content` after the run's guards (PII masked, injection notice). */
   modelContent: string;
   isError: boolean;
+  /**
+   * The tool ran and failed: it threw (other than for its arguments), or returned a result it calls a failure (a
+   * connector's HTTP error). Not a refusal by the run or a person. What stop_strategy.stop_on_failure stops on.
+   */
+  failed: boolean;
 }
 
 export interface ToolExecutorDeps {
@@ -86,6 +91,7 @@ export class ToolExecutor {
     const started = now();
     let result: unknown;
     let isError = false;
+    let failed = false;
     const problem = refusal ?? (await this.check(call, payload, tool));
     if (problem) {
       result = problem;
@@ -96,10 +102,12 @@ export class ToolExecutor {
     } else {
       try {
         result = await tool!.execute(payload as Record<string, unknown>, { ...this.deps.ctx, toolCallId: call.toolCallId });
+        failed = tool!.failed?.(result) ?? false;
       } catch (e) {
         if (req.signal.aborted) throw req.signal.reason;
         result = e instanceof Error ? e.message : String(e);
         isError = true;
+        failed = !(e instanceof ToolArgumentsError);
       }
     }
     await req.emit('tool_call_result', {
@@ -115,7 +123,7 @@ export class ToolExecutor {
     const text = cut(render(result), MAX_TOOL_RESULT_CHARS);
     const content = isError ? `Error: ${text}` : text;
     const modelContent = await this.deps.guard.screen(content, { origin: 'tool', name: call.toolName });
-    return { call, content, modelContent, isError };
+    return { call, content, modelContent, isError, failed };
   }
 
   /** Why the call cannot run as asked, phrased for the model; undefined when it can. */

@@ -87,11 +87,13 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
   const stamp = () => isoTime(now());
   let toolCallsUsed = 0;
   let repairs = 0;
+  /** A stop condition was met (run-stop.ts): the model's text is the answer, no more tools. */
+  let stopped = false;
 
   for (let iteration = 1; ; iteration++) {
     req.signal.throwIfAborted();
     // Corrective json turns do not count against the iteration limit: they exist because of the format, not the task.
-    const allowTools = input.tools.length > 0 && iteration - repairs < limits.maxIterations && toolCallsUsed < limits.maxToolCalls;
+    const allowTools = !stopped && input.tools.length > 0 && iteration - repairs < limits.maxIterations && toolCallsUsed < limits.maxToolCalls;
     const toolsWereUsed = toolCallsUsed > 0 && !allowTools;
     if (iteration > 1) await input.beforeStep?.(messages);
     const step = await runLlmStep({
@@ -110,8 +112,12 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       restorer: guard.streamRestorer(),
     });
     state.tokens = addTokens(state.tokens, step.tokens);
+    if (!stopped && limits.stop?.conditions.length && step.text.trim()) {
+      const text = guard.restore(step.text);
+      stopped = limits.stop.conditions.some((met) => met(text));
+    }
 
-    if (step.toolCalls.length > 0 && allowTools) {
+    if (step.toolCalls.length > 0 && allowTools && !stopped) {
       // The SDK answers a call to an unknown tool with its own error result; the executor below answers every
       // call, and a second result for one call id is refused by providers (Anthropic): keep only ours.
       messages.push(...step.responseMessages.filter((m) => m.role !== 'tool'));
@@ -132,6 +138,10 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
         for (const g of gates) g.record(call.toolName, { isError: outcome.isError, refused: refusal !== undefined });
         results.push(outcome);
         thread.push({ role: 'tool', content: outcome.content, tool_call_id: call.toolCallId, created_at: stamp(), run: input.run });
+        // stop_strategy.stop_on_failure: the rest of the step's calls are not made.
+        if (outcome.failed && limits.stop?.onFailure) {
+          return { status: 'failed', result: `The tool "${call.toolName}" failed, and stop_strategy.stop_on_failure ends the run: ${outcome.content.slice(0, 2000)}` };
+        }
       }
       messages.push({
         role: 'tool',
@@ -147,7 +157,7 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     }
 
     // A gate may send the model back to work once more (a declared graph step not taken, an unfinished plan).
-    const objection = allowTools ? firstObjection(gates) : undefined;
+    const objection = allowTools && !stopped ? firstObjection(gates) : undefined;
     if (objection) {
       if (step.text.trim()) messages.push({ role: 'assistant', content: step.text });
       // It may quote the plan's steps, which the model wrote with real values restored: screened like tool results.

@@ -49,7 +49,12 @@ export interface RuntimeTool {
   /** Bookkeeping of the run itself (deep planning's checklist): not counted against agno_settings.tool_call_limit. */
   uncounted?: boolean;
   execute(args: Record<string, unknown>, ctx: ToolCallContext): Promise<unknown>;
+  /** Whether a result the tool returned (rather than threw) is a failure: a connector's HTTP error status (stop_on_failure). */
+  failed?(result: unknown): boolean;
 }
+
+/** Thrown by a tool whose arguments its target refused: the model's mistake, told to it, not the tool failing. */
+export class ToolArgumentsError extends Error {}
 
 export interface ToolCallContext {
   organizationId: string;

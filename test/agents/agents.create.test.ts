@@ -231,7 +231,7 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
         session_summaries: true, coordinate_mode: false, max_tool_calls_from_history: 3,
         tool_calls_compression: { enabled: true },
       },
-      task_level_strategies: { stop_strategy: { enabled: true, stop_on: 'first_success' } },
+      task_level_strategies: { agentic_context_enabled: true },
       connectivity_details: { custom_headers: { h: 'v' } },
     };
     const r = await t.req('POST', '/v1/agents', asked);
@@ -240,7 +240,7 @@ describe.each(TEST_DBS)('POST /v1/agents (%s)', (kind) => {
     expect(locs.sort()).toEqual([
       'body.agno_settings.agentic_culture', 'body.agno_settings.coordinate_mode', 'body.agno_settings.learning',
       'body.connectivity_details', 'body.deployment_type', 'body.is_autonomous', 'body.is_omni',
-      'body.output_format', 'body.task_level_strategies.stop_strategy', 'body.use_agent_gateway', 'body.use_dynamic_tools',
+      'body.output_format', 'body.task_level_strategies.agentic_context_enabled', 'body.use_agent_gateway', 'body.use_dynamic_tools',
       'body.using_nemo',
     ]);
     expect(r.json().detail.every((d: { msg: string; type: string }) => d.type === 'value_error' && /supported/.test(d.msg))).toBe(true);

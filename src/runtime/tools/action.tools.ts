@@ -4,7 +4,7 @@ import type { InvokeResult, InvokeTarget } from '../../connectors/invoke/operati
 import type { InvokePayload } from '../../connectors/invoke/request-builder.js';
 import type { OperationSchema } from '../../connectors/openapi/operation-schema.js';
 import { providerSafeToolName, schemaDialectFor, toProviderSafeSchema } from '../../tools/provider-safe-schema.js';
-import type { RunContextAgent, RuntimeTool, RuntimeToolProvider, ToolCallContext } from '../../tools/tool-kinds.js';
+import { ToolArgumentsError, type RunContextAgent, type RuntimeTool, type RuntimeToolProvider, type ToolCallContext } from '../../tools/tool-kinds.js';
 
 /** What the action tools need from the connectors domain. */
 export interface ActionRuntime {
@@ -75,6 +75,8 @@ export class ActionToolProvider implements RuntimeToolProvider {
       inputSchema: toProviderSafeSchema(schema.input, dialect),
       mutating: !READ_ONLY_METHODS.has(schema.method.toLowerCase()),
       graphItemId,
+      // The upstream's error answer is given to the model (it may act on a 404); for stop_on_failure it is a failure.
+      failed: (result) => ((result as { status_code?: number } | undefined)?.status_code ?? 0) >= 400,
       execute: async (args, callCtx) => {
         try {
           const r = await this.connectors.invoke(
@@ -86,7 +88,7 @@ export class ActionToolProvider implements RuntimeToolProvider {
         } catch (e) {
           // Validation problems go back to the model in words it can act on.
           if (e instanceof AppError && e.issues?.length) {
-            throw new Error(`Invalid arguments: ${e.issues.map((i) => `${i.loc.slice(1).join('.')}: ${i.msg}`).join('; ')}`);
+            throw new ToolArgumentsError(`Invalid arguments: ${e.issues.map((i) => `${i.loc.slice(1).join('.')}: ${i.msg}`).join('; ')}`);
           }
           throw e;
         }
