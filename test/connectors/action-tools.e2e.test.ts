@@ -128,4 +128,25 @@ describe.each(TEST_DBS)('connector operations as agent tools (%s)', (kind) => {
     expect(toolMsg.content).toMatch(/units/);
     expect(up.received('GET', '/weather/undefined')).toEqual([]);
   });
+
+  it('with stop_strategy, an upstream error answer ends the run failed; invalid arguments do not', async () => {
+    up.on('GET', '/weather/Berlin', () => ({ status: 503, json: { error: 'weather service down' } }));
+    const tools = [{ type: 'action', connection_id: connectionId, operation_ids: ['getWeather'] }];
+    const stopping = await t.createAgent({ ...llmFields(), tools, task_level_strategies: { stop_strategy: { enabled: true } } });
+    llm.reply({ toolCalls: [{ name: 'getWeather', arguments: { path_params: { city: 'Berlin' } } }] });
+    const failed = (await t.req('POST', `/v1/agents/${stopping}/invoke`, { input: { text: 'Weather in Berlin?' } })).json() as Task;
+    expect(failed.status).toBe('failed');
+    expect(failed.result).toContain('The tool "getWeather" failed, and stop_strategy.stop_on_failure ends the run');
+    expect(failed.result).toContain('503');
+
+    // The model's own mistake is told to it, as without the strategy.
+    llm.requests.length = 0;
+    llm.reply({ toolCalls: [{ name: 'getWeather', arguments: { query_params: { units: 'kelvin' } } }] }, { text: 'Sorry.' });
+    expect((await t.req('POST', `/v1/agents/${stopping}/invoke`, { input: { text: 'Weather?' } })).json()).toMatchObject({ status: 'completed', result: 'Sorry.' });
+
+    // Without it, the model reads the error answer and carries on.
+    const carrying = await t.createAgent({ ...llmFields(), tools });
+    llm.reply({ toolCalls: [{ name: 'getWeather', arguments: { path_params: { city: 'Berlin' } } }] }, { text: 'The weather service is down.' });
+    expect((await t.req('POST', `/v1/agents/${carrying}/invoke`, { input: { text: 'Weather in Berlin?' } })).json()).toMatchObject({ status: 'completed', result: 'The weather service is down.' });
+  });
 });
