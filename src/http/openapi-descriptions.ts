@@ -122,7 +122,7 @@ export const FIELD_DESCRIPTIONS: Record<string, string> = {
   user_memories: 'Memories per user (refused until supported).',
   session_summaries: 'Summaries of sessions (refused until supported).',
   learning: 'Learning from past runs (refused until supported).',
-  with_auto_context_management: 'Automatic context window management.',
+  with_auto_context_management: 'A model call the provider refuses for the conversation\'s size is retried with the oldest history, then the oldest tool results, trimmed (docs/contract.md#context-management); false: the refusal fails the run.',
   reasoning_tools_enabled: 'Give the model think/analyse tools.',
   tool_calls_compression: 'Compress long tool results before they reach the model.',
   pii_detection_enabled: 'Detect personal data in what the model is sent.',

@@ -172,6 +172,7 @@ export class AgentRunner implements TaskRunner {
           guard,
           gates,
           beforeStep: compressor && ((m) => compressor.apply(m)),
+          autoContext: agent.with_auto_context_management,
         },
         state,
       );

@@ -55,6 +55,8 @@ export interface LlmStepInput {
   now: () => number;
   /** Turns the model's deltas into what the `chunk` events carry (PII placeholders restored); null: as they are. */
   restorer?: { push(delta: string): string; end(): string } | null;
+  /** Added to the call's `llm_call` event (what was trimmed to fit the context window: context-trim.ts). */
+  traceNote?: Record<string, unknown>;
 }
 
 /** Chunks are coalesced so a long answer is tens of events, not thousands. */
@@ -142,6 +144,7 @@ export async function runLlmStep(input: LlmStepInput): Promise<LlmStepResult> {
     // What the provider was sent and answered, bounded (observability/llm-io.ts).
     ...llmIoForTrace(input.system, input.messages, text, toolCalls),
     ...(failure === undefined ? {} : { error: describeLlmError(input.provider, input.modelName, failure) }),
+    ...input.traceNote,
   });
   if (failure !== undefined) throw new LlmCallError(describeLlmError(input.provider, input.modelName, failure), failure);
   return { text, toolCalls, tokens, finishReason, responseMessages: step!.responseMessages() };

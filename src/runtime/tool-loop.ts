@@ -4,6 +4,7 @@ import { isoTime } from '../lib/clock.js';
 import type { TaskTokens } from '../tasks/task.types.js';
 import type { ToolCallContext, RuntimeTool } from '../tools/tool-kinds.js';
 import { JsonSchemaValidator, parseJsonAnswer } from './json-output.js';
+import { isContextOverflow, MAX_CONTEXT_TRIMS, trimForContext } from './context-trim.js';
 import { runLlmStep } from './llm-step.js';
 import type { OutputSpec } from './prompt.js';
 import { JSON_REPAIR_ATTEMPTS, type RunLimits } from './run-settings.js';
@@ -45,6 +46,8 @@ export interface ToolLoopInput {
   gates?: ToolGate[];
   /** Called before each model call after the first, with the messages it will be sent (tool_calls_compression). */
   beforeStep?: (messages: ModelMessage[]) => Promise<void>;
+  /** with_auto_context_management: a call refused for the conversation's size is retried trimmed (context-trim.ts). */
+  autoContext?: boolean;
 }
 
 export interface ToolLoopResult {
@@ -89,6 +92,8 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
   let repairs = 0;
   /** A stop condition was met (run-stop.ts): the model's text is the answer, no more tools. */
   let stopped = false;
+  /** Where this run's user message is in `messages`, and the trims made so far (context-trim.ts). */
+  const contextTrim = { historyEnd: input.messages.length - 1, trims: 0 };
 
   for (let iteration = 1; ; iteration++) {
     req.signal.throwIfAborted();
@@ -96,21 +101,24 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
     const allowTools = !stopped && input.tools.length > 0 && iteration - repairs < limits.maxIterations && toolCallsUsed < limits.maxToolCalls;
     const toolsWereUsed = toolCallsUsed > 0 && !allowTools;
     if (iteration > 1) await input.beforeStep?.(messages);
-    const step = await runLlmStep({
-      model: input.model,
-      provider: input.provider,
-      modelName: input.modelName,
-      providerOptions: input.providerOptions,
-      system: toolsWereUsed ? `${input.system}\n\n${NO_MORE_TOOLS}` : input.system,
-      messages,
-      tools: input.tools,
-      allowTools,
-      toolChoice: allowTools ? combinedChoice(gates) : undefined,
-      iteration,
-      req,
-      now,
-      restorer: guard.streamRestorer(),
-    });
+    const call = (traceNote?: Record<string, unknown>) =>
+      runLlmStep({
+        model: input.model,
+        provider: input.provider,
+        modelName: input.modelName,
+        providerOptions: input.providerOptions,
+        system: toolsWereUsed ? `${input.system}\n\n${NO_MORE_TOOLS}` : input.system,
+        messages,
+        tools: input.tools,
+        allowTools,
+        toolChoice: allowTools ? combinedChoice(gates) : undefined,
+        iteration,
+        req,
+        now,
+        restorer: guard.streamRestorer(),
+        traceNote,
+      });
+    const step = input.autoContext ? await callWithin(call, messages, contextTrim) : await call();
     state.tokens = addTokens(state.tokens, step.tokens);
     if (!stopped && limits.stop?.conditions.length && step.text.trim()) {
       const text = guard.restore(step.text);
@@ -196,6 +204,28 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
       origin: 'feedback',
     });
     messages.push({ role: 'assistant', content: step.text }, { role: 'user', content: correction });
+  }
+}
+
+/**
+ * with_auto_context_management: a model call the provider refuses for the conversation's size is made again with the
+ * conversation trimmed (in place, so the rest of the run keeps the trimmed form), up to MAX_CONTEXT_TRIMS in a run.
+ */
+async function callWithin<T>(call: (traceNote?: Record<string, unknown>) => Promise<T>, messages: ModelMessage[], t: { historyEnd: number; trims: number }): Promise<T> {
+  let note: Record<string, unknown> | undefined;
+  for (;;) {
+    try {
+      return await call(note);
+    } catch (e) {
+      if (t.trims >= MAX_CONTEXT_TRIMS || !isContextOverflow(e)) throw e;
+      const trim = trimForContext(messages, t.historyEnd);
+      if (!trim) throw e;
+      t.trims++;
+      t.historyEnd = trim.historyEnd;
+      // The retried call's llm_call event says what it was not sent.
+      const before = (note?.context_trimmed ?? { removed_messages: 0, elided_results: 0 }) as { removed_messages: number; elided_results: number };
+      note = { context_trimmed: { removed_messages: before.removed_messages + trim.removedMessages, elided_results: before.elided_results + trim.elidedResults } };
+    }
   }
 }
 
