@@ -110,7 +110,7 @@ export const FIELD_GROUPS = [
       { path: ['pre_auth_audiences'], label: 'Pre-auth audiences', kind: 'lines' },
       { path: ['with_auto_context_management'], label: 'Manage the context window automatically', kind: 'checkbox' },
       { path: ['workspace_tools_enabled'], label: 'Workspace tools', kind: 'checkbox' },
-      { path: ['task_level_strategies'], label: 'Task strategies (JSON: retry, iterations, daily limit)', kind: 'json', rows: 3 },
+      { path: ['task_level_strategies'], label: 'Task strategies (JSON: retry, iterations and end condition, stop, daily limit, duplicate events)', kind: 'json', rows: 3 },
       { path: ['notification_settings'], label: 'Notifications (JSON: on success and on error)', kind: 'json', rows: 3, hint: 'See docs/notifications.md.' },
     ],
   },
