@@ -82,6 +82,7 @@ const EnvSchema = z.object({
   AGENTRY_LLM_CALL_TIMEOUT_MS: z.coerce.number().int().min(1).default(1_800_000),
   AGENTRY_LLM_MAX_ANSWER_CHARS: z.coerce.number().int().min(1).default(4_000_000),
   AGENTRY_RUN_TIMEOUT_MS: z.coerce.number().int().min(0).default(3_600_000),
+  AGENTRY_APPROVAL_TIMEOUT_MS: z.coerce.number().int().min(0).default(0),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
@@ -148,9 +149,10 @@ export interface Config {
    * maxPausedRuns: runs paused for approval that lend their worker slot (SlotLedger.parkForApproval).
    * maxPausedRunsPerOrg: runs of one organization paused in a worker past which that worker starts none of its new
    * tasks (SlotLedger.heldBack); 0: no such bound. runTimeoutMs: longest a run may work, waits for a person or a
-   * child task excepted (src/tasks/run-deadline.ts); 0: no limit.
+   * child task excepted (src/tasks/run-deadline.ts); 0: no limit. approvalTimeoutMs: longest a run waits for a
+   * person's decision before its task ends `error` (run-deadline.ts); 0: it waits until someone decides or stops it.
    */
-  worker: { concurrency: number; maxPausedRuns: number; maxPausedRunsPerOrg: number; leaseMs: number; schedulerPollMs: number; runTimeoutMs: number };
+  worker: { concurrency: number; maxPausedRuns: number; maxPausedRunsPerOrg: number; leaseMs: number; schedulerPollMs: number; runTimeoutMs: number; approvalTimeoutMs: number };
   syncTimeoutMs: number;
   schemaNodeBudget: number;
   /** Upload limits; `maxFilesPerRequest` is checked while a multipart body streams in. */
@@ -257,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       leaseMs: e.AGENTRY_TASK_LEASE_MS,
       schedulerPollMs: e.AGENTRY_SCHEDULER_POLL_MS,
       runTimeoutMs: e.AGENTRY_RUN_TIMEOUT_MS,
+      approvalTimeoutMs: e.AGENTRY_APPROVAL_TIMEOUT_MS,
     },
     syncTimeoutMs: e.AGENTRY_SYNC_TIMEOUT_MS,
     schemaNodeBudget: e.AGENTRY_SCHEMA_NODE_BUDGET,

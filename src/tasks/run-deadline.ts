@@ -49,6 +49,11 @@ export function deadlineMessage(timeoutMs: number): string {
   return `The run exceeded its time limit of ${describe(timeoutMs)} (AGENTRY_RUN_TIMEOUT_MS) and was stopped`;
 }
 
+/** The result of a task whose approval nobody decided within AGENTRY_APPROVAL_TIMEOUT_MS. */
+export function approvalExpiredMessage(tool: string, timeoutMs: number): string {
+  return `Nobody approved or rejected the call to "${tool}" within ${describe(timeoutMs)} (AGENTRY_APPROVAL_TIMEOUT_MS); the task was stopped without making it`;
+}
+
 function describe(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
   if (ms % 60_000 === 0) return `${ms / 60_000} min`;

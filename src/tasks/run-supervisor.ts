@@ -14,6 +14,8 @@ export interface RunSupervisorDeps {
   /** The worker's lease owner: the tasks it holds are read by it. */
   owner: string;
   slots: SlotLedger;
+  /** AGENTRY_APPROVAL_TIMEOUT_MS: a run waiting longer for a person's decision is stopped (0: it waits). */
+  approvalTimeoutMs?: number;
 }
 
 /** How often a busy worker checks its tasks for stop requests and approval decisions (stop must land within 1 s). */
@@ -58,6 +60,10 @@ export class RunSupervisor {
     // Deadlines first: they need no read, and a slow database must not let runs overstay.
     const started = this.d.clock.now();
     for (const e of checked) if (!e.abort.signal.aborted && !e.settling && pastDeadline(e.work, started)) abortExecution(e, 'timeout', this.d.log);
+    const approvalMs = this.d.approvalTimeoutMs ?? 0;
+    if (approvalMs > 0) {
+      for (const e of checked) if (e.approval && e.approvalAskedAt !== undefined && started - e.approvalAskedAt >= approvalMs) abortExecution(e, 'approval-expired', this.d.log);
+    }
     const owned = new Map((await this.d.queue.owned(this.d.owner)).map((r) => [executionKey(r.organization_id, r.id), r]));
     const now = this.d.clock.now();
     for (const e of checked) {

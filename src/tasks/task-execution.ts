@@ -13,15 +13,17 @@ import type { WorkClock } from './run-deadline.js';
 
 /**
  * `unrecorded`: the run started beside its submission's commit (LocalSlots), and the commit failed. `timeout`: the
- * run worked past its deadline (run-deadline.ts); unlike the others, its task still ends here, in `error`.
+ * run worked past its deadline (run-deadline.ts); `approval-expired`: nobody decided on its approval within
+ * AGENTRY_APPROVAL_TIMEOUT_MS. Unlike the others, the task of those two still ends here, in `error`.
  */
-export type AbortReason = 'lost' | 'shutdown' | 'unrecorded' | 'timeout';
+export type AbortReason = 'lost' | 'shutdown' | 'unrecorded' | 'timeout' | 'approval-expired';
 /** What the run's abort signal says, by reason. */
 const ABORT_MESSAGES: Record<AbortReason, string> = {
   lost: 'The task was stopped or taken over',
   shutdown: 'The worker is shutting down',
   unrecorded: 'The task could not be recorded',
   timeout: 'The run exceeded its time limit (AGENTRY_RUN_TIMEOUT_MS)',
+  'approval-expired': 'Nobody decided on the approval in time (AGENTRY_APPROVAL_TIMEOUT_MS)',
 };
 
 export interface Execution {
@@ -32,6 +34,10 @@ export interface Execution {
   /** The run's working time and deadline, checked by the RunSupervisor. */
   work: WorkClock;
   approval?: (approved: boolean) => void;
+  /** When the pending approval was asked (clock ms), for AGENTRY_APPROVAL_TIMEOUT_MS. */
+  approvalAskedAt?: number;
+  /** The tool (or workflow step) the pending approval is for, for the message of an expired one. */
+  approvalFor?: string;
   /** The run returned and its outcome is being written: the lease is about to be released on purpose. */
   settling: boolean;
   /** Trace events emitted and not yet handed to a write (see emit). */

@@ -20,7 +20,7 @@ import { readThreadHistory, type SummaryCoverage } from './thread-history.js';
 import { SlotLedger } from './slot-ledger.js';
 import { TaskClaimer } from './task-claimer.js';
 import { RunSupervisor } from './run-supervisor.js';
-import { deadlineMessage, notCounted, startWorkClock } from './run-deadline.js';
+import { approvalExpiredMessage, deadlineMessage, notCounted, startWorkClock } from './run-deadline.js';
 
 export interface TaskWorkerDeps {
   queue: TaskQueueRepository;
@@ -40,6 +40,8 @@ export interface TaskWorkerDeps {
   leaseMs: number;
   /** Longest a run may work, waits for a person or a child task excepted (run-deadline.ts); 0: no limit. */
   runTimeoutMs: number;
+  /** Longest a run waits for a person's decision before its task ends `error`; 0: no limit. */
+  approvalTimeoutMs?: number;
   /** Counts the runs stopped by their deadline (/metrics). */
   onRunTimedOut?: () => void;
   /** Plans the notifications of a task end, committed with its final status (docs/notifications.md). */
@@ -222,7 +224,7 @@ export class TaskWorker implements Startable, LocalSlots {
       outcome = await Promise.race([this.d.runner.run(req), rejectAfterAbort(e.abort.signal, ABORT_GRACE_MS)]);
     } catch (err) {
       // A run stopped by its deadline that gave up with what it had spent (RunAbortedError), or did not return in time.
-      if (e.reason === 'timeout') outcome = err instanceof RunAbortedError ? { ...failure('error', ''), tokens: err.tokens, messages: err.messages } : failure('error', '');
+      if (e.reason === 'timeout' || e.reason === 'approval-expired') outcome = err instanceof RunAbortedError ? { ...failure('error', ''), tokens: err.tokens, messages: err.messages } : failure('error', '');
       else if (e.abort.signal.aborted) return this.outcomes.afterAbort(e);
       else if (isAppError(err) && err.code === 'not_found') outcome = failure('error', err.message);
       else {
@@ -235,6 +237,9 @@ export class TaskWorker implements Startable, LocalSlots {
       // A run that finished anyway keeps its answer; one that turned the abort into a failure of its own ends with the deadline's.
       if (outcome.status !== 'completed') outcome = { ...outcome, status: 'error', result: deadlineMessage(this.d.runTimeoutMs) };
       this.d.onRunTimedOut?.();
+    } else if (e.reason === 'approval-expired') {
+      // The call waiting for the decision was not made: whatever the run answered after its rejection, the task ends so.
+      outcome = { ...outcome, status: 'error', result: approvalExpiredMessage(e.approvalFor ?? 'a tool', this.d.approvalTimeoutMs ?? 0) };
     } else if (e.abort.signal.aborted) return this.outcomes.afterAbort(e);
     e.settling = true;
     await this.outcomes.record(e, row, outcome, agent);
@@ -246,6 +251,8 @@ export class TaskWorker implements Startable, LocalSlots {
   private async requestApproval(e: Execution, r: { tool: string; arguments: Record<string, unknown> }): Promise<boolean> {
     const now = this.d.clock.now();
     const decided = new Promise<boolean>((resolve) => (e.approval = resolve));
+    e.approvalAskedAt = now;
+    e.approvalFor = r.tool;
     if (!(await this.d.queue.pause(e.lease, JSON.stringify({ tool: r.tool, arguments: r.arguments, requested_at: now }), now))) {
       abortExecution(e, 'lost', this.d.log);
       return false;

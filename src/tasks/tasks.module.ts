@@ -92,6 +92,7 @@ export function createTasksModule(d: {
     maxPausedRunsPerOrg: d.config.worker.maxPausedRunsPerOrg,
     leaseMs: d.config.worker.leaseMs,
     runTimeoutMs: d.config.worker.runTimeoutMs,
+    approvalTimeoutMs: d.config.worker.approvalTimeoutMs,
     onRunTimedOut: d.onRunTimedOut,
     notifier: d.notifier,
     summaryCoverage: d.summaryCoverage,
