@@ -25,6 +25,18 @@ import type { OutputSchemaCheck } from '../lib/schema-checker.js';
 
 /** Tasks per group commit: 44 columns each, well under SQLite's 32,766 bound parameters per statement. */
 const INTAKE_BATCH = 200;
+/** Deduplicated events per transaction: each is a few statements of its own, so a batch's latency bounds it. */
+const EVENTS_BATCH = 64;
+
+/** The repository's transaction, as TaskSubmissions hands it back to the repository. */
+type Trx = Parameters<Parameters<TasksRepository['transaction']>[0]>[0];
+
+/** A submission committed outside the plain group commit; `duplicate`: answered with an earlier event's task. */
+interface Committed {
+  task: Task;
+  cursor: number;
+  duplicate?: true;
+}
 /** What every accepted call publishes: one frozen object, not one per call. */
 const QUEUED_IN_INBOX: TaskSignal = Object.freeze({ kind: 'queued', inbox: true });
 /** ... when its organization is not the previous entry's: the worker then settles the whole inbox (fair claims). */
@@ -142,52 +154,79 @@ export class TaskSubmissions implements TaskSubmitter {
     }
 
     const id = s.taskId ?? s.newTaskId ?? newId();
+    // A new event of a deduplicating agent: its key and task join the events' group commit (one transaction a batch).
+    if (s.taskId === undefined && strategies.maxRunsPerDay === undefined) return this.settled(s, id, await this.events.add({ s, prepared: { strategies, fields, now, dedupKey }, id }));
     // Tasks still in the inbox are runs too.
     if (strategies.maxRunsPerDay !== undefined) await this.d.inbox.settle();
     // A concurrent first submission of the same new id loses the insert race once, then sees the task.
     for (let attempt = 0; ; attempt++) {
       try {
-        const out = await this.d.repo.transaction(async (trx): Promise<{ task: Task; cursor: number; duplicate?: true }> => {
-          // Before the daily limit: a duplicate starts no run, so it is not one to count or refuse.
-          if (dedupKey !== undefined) {
-            const claim = { organizationId: s.organizationId, agentId: s.agentId, key: dedupKey, taskId: id, now, expiresAt: now + strategies.dedup!.ttlMs };
-            const earlier = await this.d.repo.claimDedupKey(trx, claim);
-            if (earlier !== undefined) {
-              const row = await this.d.repo.find(s.organizationId, earlier, trx);
-              // The caller follows the earlier task from its first event (a stream replays it whole).
-              if (row) return { task: presentTask(row), cursor: 0, duplicate: true };
-              await this.d.repo.retakeDedupKey(trx, claim, earlier);
-            }
-          }
-          // Counted in the transaction that inserts, serialised per agent: simultaneous submissions at the limit
-          // cannot both pass it.
-          if (strategies.maxRunsPerDay !== undefined) await checkDailyLimit(this.d.repo, trx, s, strategies.maxRunsPerDay, now);
-          const existing = await this.d.repo.find(s.organizationId, id, trx);
-          let row: TaskRow | undefined;
-          if (existing) {
-            if (existing.agent_id !== s.agentId) throw new AppError('conflict', 'Task id is already used by another agent');
-            row = await this.d.repo.continueRun(trx, s.organizationId, id, fields, now);
-            if (!row) throw new AppError('conflict', 'Task is still running; wait for it to finish or stop it');
-          } else {
-            row = newTaskRow(s, id, fields, now);
-            await this.d.repo.insert(trx, row);
-          }
-          await this.d.repo.insertRun(trx, { organization_id: s.organizationId, task_id: id, run: row.run, agent_id: s.agentId, created_at: now });
-          const task = presentTask(row);
-          const seq = await this.d.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
-          return { task, cursor: seq - 1 };
-        });
-        if (out.duplicate) {
-          this.d.onDuplicateEvent?.();
-          return { task: out.task, cursor: out.cursor };
-        }
-        this.published(s.organizationId, id, false);
-        return out;
+        const out = await this.d.repo.transaction((trx) => this.commitIn(trx, s, { strategies, fields, now, dedupKey }, id));
+        return this.settled(s, id, out);
       } catch (err) {
         if (attempt === 0 && isUniqueViolation(err)) continue;
         throw err;
       }
     }
+  }
+
+  /** After the commit: a duplicate is counted, a new run wakes the workers. */
+  private settled(s: TaskSubmission, id: string, out: Committed): { task: Task; cursor: number } {
+    if (out.duplicate) {
+      this.d.onDuplicateEvent?.();
+      return { task: out.task, cursor: out.cursor };
+    }
+    this.published(s.organizationId, id, false);
+    return out;
+  }
+
+  /**
+   * Deduplicating agents' new events, each key and task in one transaction for the batch (GroupCommit: a failing
+   * batch is retried one by one). Taken in key order, so two processes' batches wait for each other's keys in the
+   * same order instead of deadlocking; two deliveries of one event in one batch see each other (the second is a
+   * duplicate of the first, in the same transaction).
+   */
+  private readonly events = new GroupCommit<{ s: TaskSubmission; prepared: Omit<Prepared, 'agent'>; id: string }, Committed>(
+    (items) =>
+      this.d.repo.transaction(async (trx) => {
+        const out: Committed[] = new Array(items.length);
+        const order = items.map((_, i) => i).sort((a, b) => (items[a]!.prepared.dedupKey! < items[b]!.prepared.dedupKey! ? -1 : 1));
+        for (const i of order) out[i] = await this.commitIn(trx, items[i]!.s, items[i]!.prepared, items[i]!.id);
+        return out;
+      }),
+    EVENTS_BATCH,
+  );
+
+  /** The task of a submission that does not join the plain group commit, in the caller's transaction. */
+  private async commitIn(trx: Trx, s: TaskSubmission, { strategies, fields, now, dedupKey }: Omit<Prepared, 'agent'>, id: string): Promise<Committed> {
+    // Before the daily limit: a duplicate starts no run, so it is not one to count or refuse.
+    if (dedupKey !== undefined) {
+      const claim = { organizationId: s.organizationId, agentId: s.agentId, key: dedupKey, taskId: id, now, expiresAt: now + strategies.dedup!.ttlMs };
+      const earlier = await this.d.repo.claimDedupKey(trx, claim);
+      if (earlier !== undefined) {
+        const row = await this.d.repo.find(s.organizationId, earlier, trx);
+        // The caller follows the earlier task from its first event (a stream replays it whole).
+        if (row) return { task: presentTask(row), cursor: 0, duplicate: true };
+        await this.d.repo.retakeDedupKey(trx, claim, earlier);
+      }
+    }
+    // Counted in the transaction that inserts, serialised per agent: simultaneous submissions at the limit
+    // cannot both pass it.
+    if (strategies.maxRunsPerDay !== undefined) await checkDailyLimit(this.d.repo, trx, s, strategies.maxRunsPerDay, now);
+    const existing = await this.d.repo.find(s.organizationId, id, trx);
+    let row: TaskRow | undefined;
+    if (existing) {
+      if (existing.agent_id !== s.agentId) throw new AppError('conflict', 'Task id is already used by another agent');
+      row = await this.d.repo.continueRun(trx, s.organizationId, id, fields, now);
+      if (!row) throw new AppError('conflict', 'Task is still running; wait for it to finish or stop it');
+    } else {
+      row = newTaskRow(s, id, fields, now);
+      await this.d.repo.insert(trx, row);
+    }
+    await this.d.repo.insertRun(trx, { organization_id: s.organizationId, task_id: id, run: row.run, agent_id: s.agentId, created_at: now });
+    const task = presentTask(row);
+    const seq = await this.d.repo.appendEvent(trx, eventRow(row, 'task_created', now, task));
+    return { task, cursor: seq - 1 };
   }
 
   /**
