@@ -4,7 +4,7 @@ import type { RunGuard } from '../guardrails/run-guard.js';
 import type { Logger } from '../lib/logger.js';
 import type { TaskTokens } from '../tasks/task.types.js';
 import { runsOf } from './history.js';
-import { runLimits } from './run-settings.js';
+import { historyRuns } from './run-settings.js';
 import type { SessionSummaryStore } from './run-hooks.js';
 import { sideCall, type SideCallInput } from './side-call.js';
 import type { RunRequest, ThreadMessage } from './task-runner.js';
@@ -50,7 +50,7 @@ export function historySettings(agent: Pick<AgentConfig, 'agno_settings'>, numHi
  * every run read its whole past.
  */
 export function historyHorizon(agent: Pick<AgentConfig, 'agno_settings' | 'task_level_strategies'>): number | { summarised: number } {
-  const settings = historySettings(agent, runLimits(agent).numHistoryRuns);
+  const settings = historySettings(agent, historyRuns(agent));
   const replayed = Math.max(0, settings.numHistoryRuns);
   return settings.sessionSummaries ? { summarised: replayed } : replayed;
 }

@@ -32,10 +32,14 @@ export function runLimits(agent: Pick<AgentConfig, 'agno_settings' | 'task_level
     // The last allowed LLM call is made without tools, so a run always ends with an answer.
     // enabled false switches the strategy off: its max_iterations is kept for later, the default bound applies.
     maxIterations: iterations(agent.task_level_strategies?.iterative_strategy) ?? DEFAULT_MAX_ITERATIONS,
-    // session_storage false: the thread's earlier runs are not given to the model (each run starts fresh).
-    numHistoryRuns: agno.session_storage ? agno.num_history_runs : 0,
+    numHistoryRuns: historyRuns(agent),
     stop: runStop(agent.task_level_strategies),
   };
+}
+
+/** The thread's earlier runs given to the model; session_storage false: none (each run starts fresh). */
+export function historyRuns(agent: Pick<AgentConfig, 'agno_settings'>): number {
+  return agent.agno_settings.session_storage ? agent.agno_settings.num_history_runs : 0;
 }
 
 function iterations(strategy: { enabled?: boolean; max_iterations?: number } | null | undefined): number | undefined {
