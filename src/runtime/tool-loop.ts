@@ -213,6 +213,8 @@ export async function runToolLoop(input: ToolLoopInput, state: RunState): Promis
  */
 async function callWithin<T>(call: (traceNote?: Record<string, unknown>) => Promise<T>, messages: ModelMessage[], t: { historyEnd: number; trims: number }): Promise<T> {
   let note: Record<string, unknown> | undefined;
+  let removed = 0;
+  let elided = 0;
   for (;;) {
     try {
       return await call(note);
@@ -223,8 +225,9 @@ async function callWithin<T>(call: (traceNote?: Record<string, unknown>) => Prom
       t.trims++;
       t.historyEnd = trim.historyEnd;
       // The retried call's llm_call event says what it was not sent.
-      const before = (note?.context_trimmed ?? { removed_messages: 0, elided_results: 0 }) as { removed_messages: number; elided_results: number };
-      note = { context_trimmed: { removed_messages: before.removed_messages + trim.removedMessages, elided_results: before.elided_results + trim.elidedResults } };
+      removed += trim.removedMessages;
+      elided += trim.elidedResults;
+      note = { context_trimmed: { removed_messages: removed, elided_results: elided } };
     }
   }
 }
