@@ -99,7 +99,8 @@ export class WebhookReceiver {
       disableAttachmentInjection: params.disableAttachmentInjection,
       awaited: !params.asynchronous,
       callbackUrl: params.callbackUrl,
-      dedupSource: { body: call.body, query: call.query },
+      // The call has the body and query a selector reads: no object of its own per accepted call.
+      dedupSource: call,
     };
     let task: Task | undefined;
     let acceptedId: string | undefined;
