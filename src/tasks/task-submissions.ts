@@ -213,7 +213,8 @@ export class TaskSubmissions implements TaskSubmitter {
     // Counted in the transaction that inserts, serialised per agent: simultaneous submissions at the limit
     // cannot both pass it.
     if (strategies.maxRunsPerDay !== undefined) await checkDailyLimit(this.d.repo, trx, s, strategies.maxRunsPerDay, now);
-    const existing = await this.d.repo.find(s.organizationId, id, trx);
+    // Only a caller's id can name an existing task; a generated one (ours) cannot, so it costs no read.
+    const existing = s.taskId === undefined ? undefined : await this.d.repo.find(s.organizationId, id, trx);
     let row: TaskRow | undefined;
     if (existing) {
       if (existing.agent_id !== s.agentId) throw new AppError('conflict', 'Task id is already used by another agent');
